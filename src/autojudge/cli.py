@@ -1,0 +1,265 @@
+"""The ``autojudge`` command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from autojudge.errors import AutoJudgeError
+from autojudge.io import write_json
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Task-specific judge decoding for vLLM.")
+toy_app = typer.Typer(
+    no_args_is_help=True, help="The toy world: train and measure the toy draft/target pair."
+)
+bench_app = typer.Typer(no_args_is_help=True, help="Speed benchmarks.")
+app.add_typer(toy_app, name="toy")
+app.add_typer(bench_app, name="bench")
+
+ParamsOption = Annotated[Path, typer.Option("--params", help="Parameters file.")]
+
+
+@app.command("eval")
+def evaluate_command(
+    task_name: Annotated[str, typer.Option("--task", help="Task name.")] = "arith",
+    split: Annotated[str, typer.Option(help="Split to evaluate.")] = "test",
+    rule: Annotated[
+        str, typer.Option(help="Acceptance rule: exact or topk; 'target' or 'draft' for one model.")
+    ] = ("exact"),
+    window: Annotated[int, typer.Option(help="Draft window W.")] = 8,
+    k: Annotated[int, typer.Option(help="K of the top-K rule.")] = 4,
+    limit: Annotated[int | None, typer.Option(help="Evaluate only the first N problems.")] = None,
+    output: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Decode a split with the reference engine and print accuracy and MAT."""
+    from autojudge.decoding.factory import build_rule, draft_only, speculative, target_only
+    from autojudge.evaluation import evaluate
+    from autojudge.models.pair import load_pair
+    from autojudge.params import load_params
+    from autojudge.tasks import get_task
+
+    settings = load_params(params)
+    data_dir = settings.task.data_dir if task_name == settings.task.name else Path("data") / task_name
+    task = get_task(task_name, data_dir)
+    examples = task.load_split(split, limit)
+    pair = load_pair(
+        settings.pair.name,
+        settings.pair.draft,
+        settings.pair.target,
+        settings.pair.dtype,
+        settings.pair.device,
+    )
+    max_new = settings.decoding.max_new_tokens
+    if rule == "target":
+        decoder, method = target_only(pair, max_new), "target greedy"
+    elif rule == "draft":
+        decoder, method = draft_only(pair, max_new), "draft greedy"
+    else:
+        acceptance = build_rule(rule, k)
+        decoder, method = (
+            speculative(pair, acceptance, window, max_new),
+            f"sd {acceptance.describe()} W={window}",
+        )
+    summary, _ = evaluate(task, examples, decoder, pair.tokenizer, method, settings.pair.chat_template)
+    typer.echo(
+        f"{method}: accuracy {summary.accuracy:.4f} on {summary.examples} problems, "
+        f"MAT {summary.mat:.3f} tokens per target pass, {summary.seconds:.1f} s"
+    )
+    if output is not None:
+        write_json(output, summary.as_dict())
+
+
+@toy_app.command("train")
+def toy_train(
+    out: Annotated[Path, typer.Option(help="Directory for the tokenizer and both models.")] = Path(
+        "models/toy"
+    ),
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Train the toy tokenizer, target and draft from the 'toy' params (slow: tens of minutes)."""
+    from autojudge.models.toy_training import train_toy_pair
+    from autojudge.params import load_params
+    from autojudge.tasks.arith import ArithTask, write_arith_splits
+
+    settings = load_params(params)
+    if settings.toy is None:
+        raise AutoJudgeError(f"{params}: no 'toy' section")
+    write_arith_splits(settings.task.data_dir, settings.toy.splits, settings.toy.seed)
+    task = ArithTask(settings.task.data_dir)
+    held_out = {
+        e.question for split in settings.toy.splits if split != "train" for e in task.load_split(split)
+    }
+    probe_examples = task.load_split("validation", settings.toy.probe_problems)
+    histories = train_toy_pair(settings.toy, held_out, probe_examples, out)
+    write_json(
+        out / "training.json",
+        {"command": "autojudge toy train", "toy": settings.toy.model_dump(mode="json"), "history": histories},
+    )
+    typer.echo(f"trained toy pair in {out}")
+
+
+@toy_app.command("measure")
+def toy_measure(
+    split: Annotated[str, typer.Option(help="Split to measure on.")] = "test",
+    out: Annotated[Path, typer.Option(help="Where to write the figures.")] = Path("models/toy/quality.json"),
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Measure the pair's quality figures (accuracies, agreement) and check them against their bounds."""
+    from autojudge.models.pair import load_pair
+    from autojudge.models.toy_quality import measure_pair, weights_digest
+    from autojudge.params import load_params
+    from autojudge.tasks import get_task
+
+    settings = load_params(params)
+    task = get_task(settings.task.name, settings.task.data_dir)
+    pair = load_pair(settings.pair.name, settings.pair.draft, settings.pair.target, settings.pair.dtype)
+    quality, _ = measure_pair(pair, task, task.load_split(split), settings.decoding.max_new_tokens)
+    failures = quality.failures()
+    write_json(
+        out,
+        {
+            "command": f"autojudge toy measure --split {split}",
+            "split": split,
+            **quality.as_dict(),
+            "within_bounds": not failures,
+            "failures": failures,
+            "weights_sha256": {
+                "target": weights_digest(settings.pair.target),
+                "draft": weights_digest(settings.pair.draft),
+            },
+        },
+    )
+    typer.echo(json.dumps(quality.as_dict(), indent=2))
+    if failures:
+        typer.echo("outside bounds: " + "; ".join(failures), err=True)
+        raise typer.Exit(1)
+
+
+@bench_app.command("reference")
+def bench_reference(
+    split: Annotated[str, typer.Option(help="Split to decode.")] = "test",
+    window: Annotated[list[int], typer.Option(help="Draft windows to run (repeatable).")] = [4, 8],  # noqa: B006
+    repeats: Annotated[int, typer.Option(help="Repeats; medians are reported.")] = 3,
+    limit: Annotated[int | None, typer.Option(help="Only the first N problems.")] = None,
+    out: Annotated[Path, typer.Option(help="Results file.")] = Path("results/reference_sd_bench.json"),
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Reference SD (exact) wall time vs target-only greedy on the same problems, as a ratio."""
+    import torch
+
+    from autojudge.bench.reference import benchmark_reference_sd
+    from autojudge.models.pair import load_pair
+    from autojudge.params import load_params
+    from autojudge.tasks import get_task
+
+    settings = load_params(params)
+    if settings.toy is not None:
+        torch.set_num_threads(settings.toy.threads)
+    task = get_task(settings.task.name, settings.task.data_dir)
+    pair = load_pair(settings.pair.name, settings.pair.draft, settings.pair.target, settings.pair.dtype)
+    report = benchmark_reference_sd(
+        pair, task, task.load_split(split, limit), window, settings.decoding.max_new_tokens, repeats
+    )
+    report["command"] = (
+        "autojudge bench reference "
+        + " ".join(f"--window {w}" for w in window)
+        + (f" --repeats {repeats}" + (f" --limit {limit}" if limit else ""))
+    )
+    write_json(out, report)
+    for name, figures in report["methods"].items():
+        typer.echo(
+            f"{name:>16}: {figures['median_seconds']:8.2f} s  ratio vs target {figures['wall_time_ratio_vs_target']:.3f}"
+            f"  MAT {figures['mat']:.2f}  accuracy {figures['accuracy']:.3f}"
+        )
+
+
+@bench_app.command("mining")
+def bench_mining(
+    problems: Annotated[
+        int, typer.Option(help="Problems of the mining split to mine with each engine.")
+    ] = 64,
+    out: Annotated[Path, typer.Option(help="Results file.")] = Path("results/mining_bench.json"),
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Problems/minute of Algorithm 1 with the vllm engine against hf on the same problems."""
+    import torch
+
+    from autojudge.bench.mining import benchmark_mining
+    from autojudge.engines.hf import HFEngine
+    from autojudge.engines.vllm_engine import VllmEngine
+    from autojudge.mining.run import mining_problems
+    from autojudge.params import load_params
+    from autojudge.runtime import pair_from, task_from
+
+    settings = load_params(params)
+    if settings.toy is not None:
+        torch.set_num_threads(settings.toy.threads)
+    pair = pair_from(settings)
+    mining = settings.mining
+    engines = {
+        "hf": lambda: HFEngine(pair.target, pair.pad_token_id, pair.eos_token_ids, mining.pool_size),
+        "vllm": lambda: VllmEngine(
+            settings.pair.target,
+            settings.pair.dtype,
+            pair.eos_token_ids,
+            mining.vllm.max_model_len,
+            mining.vllm.tensor_parallel_size,
+            engine_kwargs=mining.vllm.engine_kwargs,
+        ),
+    }
+    report = benchmark_mining(
+        pair,
+        task_from(settings),
+        mining_problems(settings, pair)[:problems],
+        engines,
+        mining.pool_size,
+        mining.batch_size,
+        mining.max_response_tokens,
+    )
+    report["command"] = f"autojudge bench mining --problems {problems}"
+    write_json(out, report)
+    typer.echo(json.dumps(report, indent=2))
+
+
+@app.command()
+def promote(
+    version: Annotated[
+        str | None, typer.Option(help="Version to promote (default: the 'candidate').")
+    ] = None,
+    rollback: Annotated[
+        bool, typer.Option("--rollback", help="Restore the previous production version.")
+    ] = False,
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Move alias 'production' to a head whose card passes the promotion gates (or roll it back)."""
+    from autojudge.params import load_params
+    from autojudge.registry import versions
+    from autojudge.registry.tracking import model_name
+
+    settings = load_params(params)
+    name = model_name(settings.task.name, settings.pair.name, settings.registry.model_name)
+    if rollback:
+        typer.echo(f"{name}: production -> version {versions.rollback(name)} (rolled back)")
+        return
+    chosen, result = versions.promote(
+        name, version, settings.promote.max_accuracy_drop, settings.promote.min_mat_gain
+    )
+    if not result.passed:
+        typer.echo(f"{name} version {chosen} not promoted:", err=True)
+        for reason in result.reasons:
+            typer.echo(f"  - {reason}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{name}: production -> version {chosen}")
+
+
+def main() -> None:
+    """Entry point: user errors print one clear line and exit with status 2."""
+    try:
+        app()
+    except AutoJudgeError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise SystemExit(2) from None

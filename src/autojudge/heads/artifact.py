@@ -1,0 +1,112 @@
+"""The judge head artifact: a logistic regression over hidden states, tied to its pair and task.
+
+Stored as one safetensors file: tensors ``weight`` [D] and ``bias`` [1] (float32), and a JSON
+metadata entry with the format version, feature spec, threshold, pair/task ids and the
+tokenizer hash. Decoding engines (the reference engine and the vLLM plugin) load this file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import load_file, save_file
+
+from autojudge.errors import InputError, ModelPairError
+from autojudge.features.hidden_states import FeatureSpec
+
+FORMAT_VERSION = 1
+HEAD_FILE = "head.safetensors"
+
+
+@dataclass
+class JudgeHead:
+    """p(important | h) = sigmoid(weight · h + bias); a mismatch is accepted when p < threshold."""
+
+    weight: torch.Tensor  # [D]
+    bias: float
+    threshold: float
+    features: FeatureSpec
+    pair: str
+    task: str
+    tokenizer_hash: str
+    info: dict = field(default_factory=dict)  # training facts: C, AUC, data sizes
+
+    def probability(self, features: torch.Tensor) -> torch.Tensor:
+        """p(important) for feature rows [N, D]."""
+        weight = self.weight.to(device=features.device, dtype=torch.float32)
+        return torch.sigmoid(features.float() @ weight + self.bias)
+
+    def metadata(self) -> dict:
+        return {
+            "format_version": FORMAT_VERSION,
+            "threshold": self.threshold,
+            "features": asdict(self.features),
+            "pair": self.pair,
+            "task": self.task,
+            "tokenizer_hash": self.tokenizer_hash,
+            "info": self.info,
+        }
+
+    def save(self, path: Path) -> Path:
+        """Write the head atomically; ``path`` may be a directory (the file is then head.safetensors)."""
+        path = Path(path)
+        if path.suffix != ".safetensors":
+            path = path / HEAD_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.tmp")
+        tensors = {
+            "weight": self.weight.float().contiguous(),
+            "bias": torch.tensor([self.bias], dtype=torch.float32),
+        }
+        save_file(tensors, str(temporary), metadata={"autojudge": json.dumps(self.metadata())})
+        temporary.replace(path)
+        return path
+
+    def check_models(self, pair: str, tokenizer_hash: str, target_hidden: int, draft_hidden: int) -> None:
+        """Raise `ModelPairError` unless this head was trained for these models."""
+        if tokenizer_hash != self.tokenizer_hash:
+            raise ModelPairError(
+                f"judge head for pair {self.pair!r} was trained with another tokenizer than pair {pair!r} uses"
+            )
+        sizes = (self.features.target_hidden_size, self.features.draft_hidden_size)
+        if sizes != (target_hidden, draft_hidden):
+            raise ModelPairError(
+                f"judge head for pair {self.pair!r} expects hidden sizes target={sizes[0]}, draft={sizes[1]}; "
+                f"pair {pair!r} has target={target_hidden}, draft={draft_hidden}"
+            )
+
+
+def load_head(path: Path) -> JudgeHead:
+    """Read a head file (or a directory holding head.safetensors); errors name the file."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / HEAD_FILE
+    if not path.is_file():
+        raise InputError(f"judge head not found: {path}")
+    try:
+        tensors = load_file(str(path))
+        with safe_open(str(path), framework="pt") as handle:
+            metadata = json.loads((handle.metadata() or {})["autojudge"])
+    except (SafetensorError, KeyError, json.JSONDecodeError) as error:
+        raise InputError(f"{path}: not an autojudge head ({error})") from None
+    if metadata.get("format_version") != FORMAT_VERSION:
+        raise InputError(f"{path}: head format {metadata.get('format_version')} is not {FORMAT_VERSION}")
+    features = FeatureSpec(**metadata["features"])
+    if tensors["weight"].shape != (features.dimension,):
+        raise InputError(
+            f"{path}: weight has shape {tuple(tensors['weight'].shape)}, expected ({features.dimension},)"
+        )
+    return JudgeHead(
+        weight=tensors["weight"],
+        bias=float(tensors["bias"][0]),
+        threshold=float(metadata["threshold"]),
+        features=features,
+        pair=metadata["pair"],
+        task=metadata["task"],
+        tokenizer_hash=metadata["tokenizer_hash"],
+        info=metadata.get("info", {}),
+    )

@@ -1,0 +1,108 @@
+"""Training the judge head: logistic regression, grid search over C with problem-grouped folds.
+
+Problems are split into a fitting part and a validation part (no problem in both). The grid
+search runs grouped cross-validation on the fitting part with ROC-AUC as the score; the best
+model is refit on the whole fitting part, and the threshold is chosen on the validation part as
+the largest one that still flags ``target_recall`` of the important tokens. Standardisation is
+folded into the weights, so the head stays one dot product on raw hidden states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score, roc_curve
+from sklearn.model_selection import GridSearchCV, GroupKFold, GroupShuffleSplit
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from autojudge.errors import InputError
+
+
+@dataclass
+class HeadFit:
+    """A fitted head in raw-feature space, with how it was chosen."""
+
+    weight: np.ndarray
+    bias: float
+    threshold: float
+    best_c: float
+    cv_auc_by_c: dict[float, float]
+    validation_auc: float
+    validation_recall: float  # recall of important tokens at the threshold
+    validation_accept_rate: float  # share of unimportant tokens accepted at the threshold
+    thresholds_by_recall: dict[float, float]  # validation thresholds for other recall targets
+    roc: dict[str, list[float]]  # validation ROC curve (fpr, tpr, thresholds)
+    train_rows: int
+    validation_rows: int
+
+
+def threshold_for_recall(probabilities: np.ndarray, labels: np.ndarray, target_recall: float) -> float:
+    """The largest threshold t such that flagging p >= t catches ``target_recall`` of the important rows."""
+    important = np.sort(probabilities[labels.astype(bool)])[::-1]
+    if len(important) == 0:
+        raise InputError("validation problems hold no important mismatch: cannot choose a threshold")
+    needed = int(np.ceil(target_recall * len(important)))
+    return float(important[max(needed, 1) - 1])
+
+
+def fit_head(
+    features: np.ndarray,
+    labels: np.ndarray,
+    groups: np.ndarray,
+    c_grid: list[float],
+    target_recall: float,
+    validation_fraction: float,
+    folds: int,
+    seed: int,
+    sweep_recalls: tuple[float, ...] = (),
+) -> HeadFit:
+    """Grid-search C, choose the recall-targeted threshold, return raw-space weights."""
+    labels = labels.astype(int)
+    if len(np.unique(labels)) < 2:
+        raise InputError("mined data hold only one class of mismatch: cannot train a judge head")
+    splitter = GroupShuffleSplit(n_splits=1, test_size=validation_fraction, random_state=seed)
+    fit_index, validation_index = next(splitter.split(features, labels, groups))
+    pipeline = Pipeline([("scale", StandardScaler()), ("logistic", LogisticRegression(max_iter=2000))])
+    search = GridSearchCV(
+        pipeline,
+        {"logistic__C": list(c_grid)},
+        scoring="roc_auc",
+        cv=GroupKFold(n_splits=min(folds, len(np.unique(groups[fit_index])))),
+        refit=True,
+    )
+    search.fit(features[fit_index], labels[fit_index], groups=groups[fit_index])
+    scaler, logistic = (
+        search.best_estimator_.named_steps["scale"],
+        search.best_estimator_.named_steps["logistic"],
+    )
+    weight = logistic.coef_[0] / scaler.scale_
+    bias = float(logistic.intercept_[0] - np.dot(logistic.coef_[0], scaler.mean_ / scaler.scale_))
+    validation_probabilities = search.predict_proba(features[validation_index])[:, 1]
+    validation_labels = labels[validation_index]
+    threshold = threshold_for_recall(validation_probabilities, validation_labels, target_recall)
+    flagged = validation_probabilities >= threshold
+    fpr, tpr, roc_thresholds = roc_curve(validation_labels, validation_probabilities)
+    return HeadFit(
+        weight=weight.astype(np.float32),
+        bias=bias,
+        threshold=threshold,
+        best_c=float(search.best_params_["logistic__C"]),
+        cv_auc_by_c={
+            float(c): float(score)
+            for c, score in zip(
+                search.cv_results_["param_logistic__C"], search.cv_results_["mean_test_score"], strict=True
+            )
+        },
+        validation_auc=float(roc_auc_score(validation_labels, validation_probabilities)),
+        validation_recall=float(flagged[validation_labels == 1].mean()),
+        validation_accept_rate=float((~flagged[validation_labels == 0]).mean()),
+        thresholds_by_recall={
+            r: threshold_for_recall(validation_probabilities, validation_labels, r) for r in sweep_recalls
+        },
+        roc={"fpr": fpr.tolist(), "tpr": tpr.tolist(), "thresholds": np.clip(roc_thresholds, 0, 1).tolist()},
+        train_rows=len(fit_index),
+        validation_rows=len(validation_index),
+    )

@@ -1,0 +1,78 @@
+"""Mining one shard from params: problems, engine, draft predictor, resumable writer."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from autojudge.mining.draft_predictions import DraftPredictor
+from autojudge.mining.search import ImportantTokenSearch, MiningProblem
+from autojudge.mining.shards import ShardSummary, mine_shard, shard_of
+from autojudge.models.pair import ModelPair, tokenizer_hash
+from autojudge.models.prompts import encode_prompt
+from autojudge.params import Params
+from autojudge.runtime import engine_from, pair_from, task_from
+
+
+def model_signature(path: Path) -> str:
+    """Cheap identity of a model directory: its config and the names and sizes of its weight files."""
+    path = Path(path)
+    digest = hashlib.sha256((path / "config.json").read_bytes())
+    for weights in sorted(path.glob("*.safetensors")):
+        digest.update(f"{weights.name}:{weights.stat().st_size}".encode())
+    return digest.hexdigest()[:16]
+
+
+def mining_settings(params: Params, pair: ModelPair) -> dict:
+    """Everything that determines the mined labels (the shard fingerprint)."""
+    return {
+        "task": params.task.name,
+        "split": params.mining.split,
+        "pair": params.pair.name,
+        "target": model_signature(params.pair.target),
+        "draft": model_signature(params.pair.draft),
+        "tokenizer": tokenizer_hash(pair.tokenizer),
+        "dtype": params.pair.dtype,
+        "chat_template": params.pair.chat_template,
+        "engine": params.mining.engine,
+        "max_response_tokens": params.mining.max_response_tokens,
+        "gumbel_seed": params.mining.gumbel_seed,
+    }
+
+
+def mining_problems(params: Params, pair: ModelPair) -> list[MiningProblem]:
+    task = task_from(params)
+    examples = task.load_split(params.mining.split, params.mining.problems)
+    return [
+        MiningProblem(e.id, encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template))
+        for e in examples
+    ]
+
+
+def mine_from_params(params: Params, shard: int, directory: Path) -> ShardSummary:
+    """Mine shard ``shard`` of the mining split into ``directory`` (resuming what is there)."""
+    pair = pair_from(params)
+    problems = shard_of(mining_problems(params, pair), shard, len(params.mining.shards))
+    engine = engine_from(params, pair)
+    try:
+        search = ImportantTokenSearch(
+            task_from(params),
+            pair.tokenizer,
+            engine,
+            DraftPredictor(
+                pair.draft,
+                pair.vocab_size,
+                pair.pad_token_id,
+                params.mining.batch_size,
+                params.mining.gumbel_seed,
+            ),
+            params.mining.max_response_tokens,
+            pair.eos_token_ids,
+            params.mining.pool_size,
+        )
+        settings = mining_settings(params, pair)
+        return mine_shard(
+            search, problems, directory, {**settings, "shard": shard, "of": len(params.mining.shards)}
+        )
+    finally:
+        engine.close()

@@ -1,0 +1,87 @@
+"""The quality figures the toy pair must meet: target/draft greedy accuracy and their agreement."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from autojudge.decoding.factory import draft_only, target_only
+from autojudge.evaluation import ExampleResult, evaluate
+from autojudge.models.pair import ModelPair
+from autojudge.models.prompts import encode_prompt
+from autojudge.tasks.base import Example, Task
+
+BOUNDS = {
+    "target_accuracy": (0.85, 1.0),
+    "draft_accuracy": (0.20, 0.80),
+    "teacher_forced_agreement": (0.70, 0.95),
+}
+
+
+@dataclass
+class PairQuality:
+    examples: int
+    target_accuracy: float
+    draft_accuracy: float
+    teacher_forced_agreement: float  # draft argmax == target greedy token, over the target's responses
+    mean_response_tokens: float
+
+    def failures(self) -> list[str]:
+        """The figures outside their required bounds."""
+        return [
+            f"{name} = {getattr(self, name):.3f} not in [{low}, {high}]"
+            for name, (low, high) in BOUNDS.items()
+            if not low <= getattr(self, name) <= high
+        ]
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def weights_digest(model_dir: Path) -> str:
+    """SHA-256 of a model's safetensors files, to tie a measurement to the exact weights."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(model_dir).glob("*.safetensors")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@torch.inference_mode()
+def teacher_forced_agreement(
+    pair: ModelPair, prompts: list[list[int]], responses: list[list[int]]
+) -> tuple[int, int]:
+    """Count response positions where the draft's argmax, fed the target's own prefix, equals the target token."""
+    agree = total = 0
+    for prompt, response in tqdm(list(zip(prompts, responses, strict=True)), desc="agreement", mininterval=2):
+        ids = torch.tensor([prompt + response])
+        logits = pair.draft(input_ids=ids).logits[0, :, : pair.vocab_size]
+        predicted = logits[len(prompt) - 1 : len(prompt) - 1 + len(response)].argmax(-1)
+        agree += int((predicted == torch.tensor(response)).sum())
+        total += len(response)
+    return agree, total
+
+
+def measure_pair(
+    pair: ModelPair, task: Task, examples: list[Example], max_new_tokens: int
+) -> tuple[PairQuality, list[ExampleResult]]:
+    """Greedy accuracy of both models and the draft's teacher-forced agreement with the target."""
+    target_summary, target_results = evaluate(
+        task, examples, target_only(pair, max_new_tokens), pair.tokenizer, "target greedy"
+    )
+    draft_summary, _ = evaluate(
+        task, examples, draft_only(pair, max_new_tokens), pair.tokenizer, "draft greedy"
+    )
+    prompts = [encode_prompt(pair.tokenizer, task.build_prompt(e)) for e in examples]
+    agree, total = teacher_forced_agreement(pair, prompts, [r.response_ids for r in target_results])
+    quality = PairQuality(
+        examples=len(examples),
+        target_accuracy=target_summary.accuracy,
+        draft_accuracy=draft_summary.accuracy,
+        teacher_forced_agreement=agree / total,
+        mean_response_tokens=total / len(examples),
+    )
+    return quality, target_results

@@ -1,0 +1,174 @@
+"""Train the toy draft/target pair: small LlamaForCausalLM models on an endless stream of arith problems."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+from autojudge.engines.hf import HFEngine
+from autojudge.models.toy_tokenizer import train_toy_tokenizer
+from autojudge.params import ToyModelParams, ToyParams
+from autojudge.tasks.arith import ArithTask, arith_prompt
+from autojudge.tasks.arith_generator import generate_problem
+from autojudge.tasks.base import Example
+
+
+def build_model(spec: ToyModelParams, tokenizer: PreTrainedTokenizerFast, seed: int) -> LlamaForCausalLM:
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=spec.hidden_size,
+        num_hidden_layers=spec.layers,
+        num_attention_heads=spec.heads,
+        num_key_value_heads=spec.heads,
+        intermediate_size=spec.intermediate_size,
+        max_position_embeddings=512,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=False,
+        torch_dtype="float32",
+    )
+    return LlamaForCausalLM(config)
+
+
+def training_text_stream(seed: int, excluded_questions: set[str]) -> Iterator[tuple[str, str]]:
+    """Endless (prompt, response) pairs of standard arith problems, skipping held-out questions."""
+    rng = random.Random(seed)
+    index = 0
+    while True:
+        problem = generate_problem(rng, f"train-stream-{index}")
+        index += 1
+        if problem.question in excluded_questions:
+            continue
+        yield arith_prompt(problem.question), " " + problem.solution
+
+
+def _encode_batch(
+    pairs: list[tuple[str, str]], tokenizer: PreTrainedTokenizerFast
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Token ids, attention mask and labels (prompt tokens masked with -100)."""
+    sequences, label_rows = [], []
+    for prompt, response in pairs:
+        prompt_ids = tokenizer.encode(prompt)  # starts with BOS
+        response_ids = [*tokenizer.encode(response, add_special_tokens=False), tokenizer.eos_token_id]
+        sequences.append(prompt_ids + response_ids)
+        label_rows.append([-100] * len(prompt_ids) + response_ids)
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(pairs), width), tokenizer.pad_token_id, dtype=torch.long)
+    mask = torch.zeros((len(pairs), width), dtype=torch.long)
+    labels = torch.full((len(pairs), width), -100, dtype=torch.long)
+    for row, (sequence, label_row) in enumerate(zip(sequences, label_rows, strict=True)):
+        ids[row, : len(sequence)] = torch.tensor(sequence)
+        mask[row, : len(sequence)] = 1
+        labels[row, : len(label_row)] = torch.tensor(label_row)
+    return ids, mask, labels
+
+
+def _learning_rate(step: int, spec: ToyModelParams) -> float:
+    if step < spec.warmup_steps:
+        return spec.learning_rate * (step + 1) / spec.warmup_steps
+    progress = (step - spec.warmup_steps) / max(1, spec.steps - spec.warmup_steps)
+    return spec.learning_rate * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+class AccuracyProbe:
+    """Greedy accuracy of a model in training on a few held-out problems."""
+
+    def __init__(
+        self, tokenizer: PreTrainedTokenizerFast, examples: list[Example], max_new_tokens: int
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.task = ArithTask(Path())
+        self.examples = examples
+        self.prompts = [tokenizer.encode(self.task.build_prompt(e)) for e in examples]
+        self.max_new_tokens = max_new_tokens
+
+    def __call__(self, model: LlamaForCausalLM) -> float:
+        model.eval()
+        engine = HFEngine(model, self.tokenizer.pad_token_id, {self.tokenizer.eos_token_id}, batch_size=64)
+        responses = engine.continue_prefixes(self.prompts, [self.max_new_tokens] * len(self.prompts))
+        model.train()
+        correct = sum(
+            self.task.score(self.tokenizer.decode(r, skip_special_tokens=True), e)
+            for r, e in zip(responses, self.examples, strict=True)
+        )
+        return correct / len(self.examples)
+
+
+def train_model(
+    spec: ToyModelParams,
+    tokenizer: PreTrainedTokenizerFast,
+    seed: int,
+    excluded_questions: set[str],
+    label: str,
+    probe: AccuracyProbe | None = None,
+    probe_every: int = 500,
+) -> tuple[LlamaForCausalLM, list[dict]]:
+    """Train one toy model from scratch; return it in eval mode with its history (loss, probe accuracy)."""
+    model = build_model(spec, tokenizer, seed)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=spec.learning_rate, betas=(0.9, 0.95), weight_decay=spec.weight_decay
+    )
+    stream = training_text_stream(seed, excluded_questions)
+    model.train()
+    started = time.perf_counter()
+    progress = tqdm(range(spec.steps), desc=f"train {label}", mininterval=10)
+    running = None
+    history: list[dict] = []
+    for step in progress:
+        for group in optimizer.param_groups:
+            group["lr"] = _learning_rate(step, spec)
+        ids, mask, labels = _encode_batch([next(stream) for _ in range(spec.batch_size)], tokenizer)
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
+        progress.set_postfix(loss=f"{running:.4f}", minutes=f"{(time.perf_counter() - started) / 60:.1f}")
+        if probe is not None and ((step + 1) % probe_every == 0 or step + 1 == spec.steps):
+            history.append(
+                {
+                    "step": step + 1,
+                    "loss": round(running, 4),
+                    "probe_accuracy": round(probe(model), 4),
+                    "minutes": round((time.perf_counter() - started) / 60, 2),
+                }
+            )
+            progress.write(f"{label} step {step + 1}: {history[-1]}")
+    model.eval()
+    return model, history
+
+
+def save_model(model: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+
+
+def train_toy_pair(
+    toy: ToyParams, held_out_questions: set[str], probe_examples: list[Example], out_dir: Path
+) -> dict[str, list[dict]]:
+    """Train the tokenizer, the target and the draft; save them under ``out_dir``; return their histories."""
+    torch.set_num_threads(toy.threads)
+    corpus_rng = random.Random(toy.seed + 7919)
+    corpus = [generate_problem(corpus_rng, f"corpus-{i}") for i in range(toy.tokenizer_corpus)]
+    tokenizer = train_toy_tokenizer(
+        (arith_prompt(p.question) + " " + p.solution for p in corpus), toy.tokenizer_vocab_size
+    )
+    probe = AccuracyProbe(tokenizer, probe_examples, max_new_tokens=192)
+    histories = {}
+    for role, offset in (("target", 0), ("draft", 1)):
+        model, histories[role] = train_model(
+            getattr(toy, role), tokenizer, toy.seed + offset, held_out_questions, role, probe, toy.probe_every
+        )
+        save_model(model, tokenizer, out_dir / role)
+    return histories

@@ -1,0 +1,159 @@
+"""Typed view of ``params.yaml``: every stage and command reads its settings from here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
+
+from autojudge.errors import InputError
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TaskParams(Section):
+    name: str = "arith"
+    data_dir: Path = Path("data/arith")
+
+
+class PairParams(Section):
+    name: str = "toy"
+    draft: Path = Path("models/toy/draft")
+    target: Path = Path("models/toy/target")
+    dtype: Literal["float32", "float64", "bfloat16", "float16"] = "float32"
+    device: str = "cpu"
+    chat_template: bool = False  # wrap prompts in the tokenizer's chat template (instruct models)
+
+
+class DecodingParams(Section):
+    max_new_tokens: PositiveInt = 192
+    window: PositiveInt = 8
+
+
+class ToyModelParams(Section):
+    hidden_size: PositiveInt
+    layers: PositiveInt
+    heads: PositiveInt
+    intermediate_size: PositiveInt
+    steps: PositiveInt
+    batch_size: PositiveInt
+    learning_rate: float = Field(gt=0)
+    warmup_steps: int = Field(default=100, ge=0)
+    weight_decay: float = Field(default=0.1, ge=0)
+
+
+class ToyParams(Section):
+    """The toy world: data splits of the arith task and the training of the draft/target pair."""
+
+    seed: int = 0
+    splits: dict[str, PositiveInt] = {"train": 2000, "validation": 200, "test": 200, "shifted": 200}
+    tokenizer_vocab_size: PositiveInt = 512
+    tokenizer_corpus: PositiveInt = 20000
+    threads: PositiveInt = 2
+    probe_problems: PositiveInt = 100  # validation problems scored during training
+    probe_every: PositiveInt = 500  # steps between probes
+    target: ToyModelParams
+    draft: ToyModelParams
+
+
+class VllmParams(Section):
+    tensor_parallel_size: PositiveInt = 1
+    max_model_len: PositiveInt = 512
+    engine_kwargs: dict[str, Any] = {}  # passed to vllm.LLM (memory, eager mode, device settings)
+
+
+class OpenAIParams(Section):
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model: str = "target"
+    concurrency: PositiveInt = 16
+
+
+class MiningParams(Section):
+    split: str = "train"
+    problems: PositiveInt | None = None  # first N problems of the split; all when null
+    shards: list[int] = [0]  # one DVC stage per entry; shard i of len(shards)
+    engine: Literal["vllm", "hf", "openai"] = "vllm"
+    max_response_tokens: PositiveInt = 192  # T_max: total response length cap
+    pool_size: PositiveInt = 64  # problems searched at once (one engine call per round for all)
+    batch_size: PositiveInt = 16  # hf engine and draft predictions
+    gumbel_seed: int | None = None  # Gumbel-max sampling mode (appendix A); needs the hf engine
+    vllm: VllmParams = VllmParams()
+    openai: OpenAIParams = OpenAIParams()
+
+    @model_validator(mode="after")
+    def _check(self) -> MiningParams:
+        if sorted(self.shards) != list(range(len(self.shards))):
+            raise ValueError(f"shards must be 0..n-1 without gaps, got {self.shards}")
+        if self.gumbel_seed is not None and self.engine != "hf":
+            raise ValueError("gumbel_seed (sampling mode) needs engine: hf")
+        return self
+
+
+class FeaturesParams(Section):
+    source: Literal["target", "draft", "both"] = "both"
+    dtype: Literal["float32", "float64"] = "float32"  # appendix C: half precision features drift
+    batch_size: PositiveInt = 16
+
+
+class TrainParams(Section):
+    c_grid: list[float] = [1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7]
+    target_recall: float = Field(default=0.9, gt=0, le=1)
+    validation_fraction: float = Field(default=0.2, gt=0, lt=1)
+    folds: PositiveInt = 5
+    seed: int = 0
+
+
+class EvaluateParams(Section):
+    split: str = "test"
+    limit: PositiveInt | None = None
+    window: PositiveInt = 8
+    topk: list[PositiveInt] = [2, 4, 8]
+    recalls: list[float] = [0.99, 0.95, 0.9, 0.8, 0.7]  # judge thresholds swept, set on validation recall
+    workers: PositiveInt = 2  # processes decoding settings in parallel
+
+
+class RegistryParams(Section):
+    model_name: str | None = None  # default autojudge-<task>-<pair>
+    alias: str = "candidate"
+
+
+class PromoteParams(Section):
+    max_accuracy_drop: float = Field(default=0.01, ge=0)  # vs exact SD, absolute
+    min_mat_gain: float = Field(default=1.2, gt=0)  # judge MAT / exact SD MAT
+
+
+class Params(Section):
+    task: TaskParams = TaskParams()
+    pair: PairParams = PairParams()
+    decoding: DecodingParams = DecodingParams()
+    mining: MiningParams = MiningParams()
+    features: FeaturesParams = FeaturesParams()
+    train: TrainParams = TrainParams()
+    evaluate: EvaluateParams = EvaluateParams()
+    registry: RegistryParams = RegistryParams()
+    promote: PromoteParams = PromoteParams()
+    toy: ToyParams | None = None
+
+
+def load_params(path: Path = Path("params.yaml")) -> Params:
+    """Read and validate the parameters file; errors name the file and the offending key."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"parameters file not found: {path}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        raise InputError(f"{path}: not valid YAML ({error})") from None
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: expected a mapping at the top level")
+    try:
+        return Params.model_validate(raw)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in issue['loc'])}: {issue['msg']}" for issue in error.errors()
+        )
+        raise InputError(f"{path}: invalid parameters: {problems}") from None

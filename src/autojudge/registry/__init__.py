@@ -1,0 +1,1 @@
+"""MLflow tracking and model registry for judge heads."""

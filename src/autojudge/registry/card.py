@@ -1,0 +1,100 @@
+"""The head's card: what it is for, how it was made, and how fast and accurate it is (JSON + markdown)."""
+
+from __future__ import annotations
+
+from autojudge.heads.artifact import JudgeHead
+from autojudge.params import Params
+from autojudge.report import markdown_table
+
+
+def build_card(params: Params, head: JudgeHead, mining: dict, evaluation: dict, model_name: str) -> dict:
+    """Everything a reviewer needs to decide on promotion, as data."""
+    return {
+        "model_name": model_name,
+        "pair": {
+            "name": params.pair.name,
+            "draft": str(params.pair.draft),
+            "target": str(params.pair.target),
+            "dtype": params.pair.dtype,
+        },
+        "task": {
+            "name": params.task.name,
+            "mining_split": params.mining.split,
+            "evaluation_split": evaluation["split"],
+        },
+        "data": {
+            key: mining[key]
+            for key in (
+                "problems",
+                "problems_without_answer",
+                "mismatches",
+                "important",
+                "important_fraction",
+                "problems_per_minute",
+            )
+            if key in mining
+        },
+        "head": {
+            "features": head.features.source,
+            "dimension": head.features.dimension,
+            "threshold": head.threshold,
+            "target_recall": params.train.target_recall,
+            **{
+                key: head.info[key]
+                for key in (
+                    "best_c",
+                    "validation_auc",
+                    "validation_recall",
+                    "validation_accept_rate",
+                    "cv_auc_by_c",
+                )
+                if key in head.info
+            },
+        },
+        "evaluation": {
+            "split": evaluation["split"],
+            "window": params.evaluate.window,
+            "headline": evaluation["headline"],
+            "settings": evaluation["settings"],
+        },
+        "gates": {
+            "max_accuracy_drop": params.promote.max_accuracy_drop,
+            "min_mat_gain": params.promote.min_mat_gain,
+        },
+    }
+
+
+def card_markdown(card: dict) -> str:
+    """The card for humans."""
+    h, head, data = card["evaluation"]["headline"], card["head"], card["data"]
+    lines = [
+        f"# {card['model_name']}",
+        "",
+        f"Judge head for speculative decoding with draft `{card['pair']['draft']}` and target "
+        f"`{card['pair']['target']}` on task **{card['task']['name']}**. Where the draft's token differs from "
+        f"the target's choice, the head estimates p(important) from hidden states ({head['features']}, "
+        f"{head['dimension']} features); the mismatch is accepted when p < {head['threshold']:.4g}.",
+        "",
+        "## Result",
+        "",
+        f"At its threshold on the {card['evaluation']['split']} split (W={card['evaluation']['window']}): "
+        f"**MAT {h['judge_mat']:.2f}** tokens per target pass against {h['exact_sd_mat']:.2f} for exact "
+        f"speculative decoding (**{h['mat_gain_vs_exact_sd']:.2f}x**), accuracy **{100 * h['judge_accuracy']:.1f}%** "
+        f"against {100 * h['target_accuracy']:.1f}% for the target alone "
+        f"({100 * h['accuracy_drop_vs_target']:+.1f} points drop).",
+        "",
+        markdown_table(card["evaluation"]["settings"]),
+        "",
+        "## How it was made",
+        "",
+        f"- Mining (AutoJudge Algorithm 1) on the `{card['task']['mining_split']}` split: "
+        f"{data.get('problems', '?')} problems, {data.get('mismatches', '?')} mismatches, "
+        f"{100 * data.get('important_fraction', 0):.1f}% important.",
+        f"- Logistic regression, C = {head.get('best_c')} by grouped cross-validated ROC-AUC; validation AUC "
+        f"{head.get('validation_auc', 0):.3f}; threshold set for {100 * head['target_recall']:.0f}% recall of "
+        f"important tokens (validation recall {100 * head.get('validation_recall', 0):.1f}%, "
+        f"{100 * head.get('validation_accept_rate', 0):.1f}% of unimportant mismatches accepted).",
+        f"- Promotion gates: accuracy drop vs exact SD <= {100 * card['gates']['max_accuracy_drop']:.1f} points, "
+        f"MAT gain >= {card['gates']['min_mat_gain']:.2f}x.",
+    ]
+    return "\n".join(lines) + "\n"

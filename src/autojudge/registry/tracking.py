@@ -1,0 +1,43 @@
+"""Where MLflow keeps runs and models: a local SQLite store under ``mlflow/`` unless
+``MLFLOW_TRACKING_URI`` points elsewhere (e.g. the cluster's tracking server)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+LOCAL_STORE = Path("mlflow")
+
+
+def tracking_uri(store: Path = LOCAL_STORE) -> str:
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(store / 'mlflow.db').resolve()}"
+
+
+def use_tracking(store: Path = LOCAL_STORE) -> str:
+    """Point MLflow at the project's store; returns the URI in use."""
+    import mlflow
+
+    uri = tracking_uri(store)
+    if uri.startswith("sqlite:///"):
+        store.mkdir(parents=True, exist_ok=True)
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_registry_uri(uri)
+    return uri
+
+
+def experiment(name: str, store: Path = LOCAL_STORE) -> str:
+    """The id of experiment ``name``, created with its artifacts under ``mlflow/artifacts`` when local."""
+    import mlflow
+
+    found = mlflow.get_experiment_by_name(name)
+    if found is not None:
+        return found.experiment_id
+    location = None
+    if not os.environ.get("MLFLOW_TRACKING_URI"):
+        location = (store / "artifacts").resolve().as_uri()
+    return mlflow.create_experiment(name, artifact_location=location)
+
+
+def model_name(task: str, pair: str, override: str | None = None) -> str:
+    """Registered model name: ``autojudge-<task>-<pair>`` unless params set one."""
+    return override or f"autojudge-{task}-{pair}"

@@ -1,0 +1,50 @@
+"""Building the objects a stage needs from params: task, model pair, generation engine."""
+
+from __future__ import annotations
+
+from autojudge.engines.base import GenerationEngine
+from autojudge.models.pair import ModelPair, load_pair
+from autojudge.params import Params
+from autojudge.tasks import Task, get_task
+
+
+def task_from(params: Params) -> Task:
+    return get_task(params.task.name, params.task.data_dir)
+
+
+def pair_from(params: Params, dtype: str | None = None) -> ModelPair:
+    """The pair of params, in ``dtype`` if given (else the pair's own dtype)."""
+    return load_pair(
+        params.pair.name,
+        params.pair.draft,
+        params.pair.target,
+        dtype or params.pair.dtype,
+        params.pair.device,
+    )
+
+
+def engine_from(params: Params, pair: ModelPair) -> GenerationEngine:
+    """The mining engine named in ``params.mining.engine`` for the pair's target."""
+    mining = params.mining
+    if mining.engine == "hf":
+        from autojudge.engines.hf import HFEngine
+
+        return HFEngine(
+            pair.target, pair.pad_token_id, pair.eos_token_ids, mining.batch_size, mining.gumbel_seed
+        )
+    if mining.engine == "vllm":
+        from autojudge.engines.vllm_engine import VllmEngine
+
+        return VllmEngine(
+            params.pair.target,
+            params.pair.dtype,
+            pair.eos_token_ids,
+            mining.vllm.max_model_len,
+            mining.vllm.tensor_parallel_size,
+            engine_kwargs=mining.vllm.engine_kwargs,
+        )
+    from autojudge.engines.openai_engine import OpenAIEngine
+
+    return OpenAIEngine(
+        mining.openai.base_url, mining.openai.model, pair.eos_token_ids, mining.openai.concurrency
+    )

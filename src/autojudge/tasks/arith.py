@@ -1,0 +1,60 @@
+"""The toy task: arithmetic word problems with chain-of-thought solutions (see arith_generator)."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from autojudge.data.jsonl import write_jsonl
+from autojudge.tasks.arith_generator import generate_split
+from autojudge.tasks.base import Example, Task
+from autojudge.tasks.math_answers import answers_equivalent, extract_final_answer
+
+
+def arith_prompt(question: str) -> str:
+    """The prompt format the toy models are trained on."""
+    return f"Question: {question}\nAnswer:"
+
+
+class ArithTask(Task):
+    name = "arith"
+    required_fields: ClassVar[Mapping[str, type]] = {
+        "id": str,
+        "question": str,
+        "solution": str,
+        "answer": int,
+    }
+
+    def example_from_row(self, row: Mapping[str, Any], split: str, index: int) -> Example:
+        return Example(
+            id=row["id"], question=row["question"], answer=str(row["answer"]), solution=row["solution"]
+        )
+
+    def build_prompt(self, example: Example) -> str:
+        return arith_prompt(example.question)
+
+    def extract_answer(self, response: str) -> str | None:
+        return extract_final_answer(response)
+
+    def equivalent(self, first: str | None, second: str | None) -> bool:
+        return answers_equivalent(first, second)
+
+
+def write_arith_splits(data_dir: Path, sizes: Mapping[str, int], seed: int) -> dict[str, Path]:
+    """Generate every split (``shifted`` uses the shifted style) into ``data_dir``; returns the paths.
+
+    Each split's seed mixes ``seed`` with the split's name, so that changing one split leaves the others unchanged.
+    """
+    paths = {}
+    for split, size in sizes.items():
+        style = "shifted" if split == "shifted" else "standard"
+        split_seed = seed * 1_000_003 + zlib.crc32(split.encode())
+        problems = generate_split(size, seed=split_seed, style=style, prefix=split)
+        rows = [
+            {"id": p.id, "question": p.question, "solution": p.solution, "answer": p.answer} for p in problems
+        ]
+        paths[split] = data_dir / f"{split}.jsonl"
+        write_jsonl(paths[split], rows)
+    return paths

@@ -1,0 +1,50 @@
+"""DVC stage evaluate: accuracy vs MAT on the test split for every decoding setting."""
+
+from pathlib import Path
+
+from autojudge.heads.artifact import load_head
+from autojudge.io import write_json, write_text
+from autojudge.report import headline, markdown_table, plot_accuracy_vs_mat, write_curve_csv
+from autojudge.stage import run_stage, stage_arguments
+from autojudge.sweep import Setting, run_settings, summary_row
+
+
+def settings_for(params, head) -> list[Setting]:
+    window = params.evaluate.window
+    thresholds = {round(t, 6): r for r, t in head.info["thresholds_by_recall"].items()}
+    thresholds.setdefault(round(head.threshold, 6), params.train.target_recall)
+    judge = [Setting("judge", window, threshold=t, recall=float(r)) for t, r in sorted(thresholds.items())]
+    topk = [Setting("topk", window, k=k) for k in params.evaluate.topk]
+    return [*judge, *topk, Setting("exact", window), Setting("target"), Setting("draft")]
+
+
+def evaluate(params, args) -> None:
+    head = load_head(args.head)
+    results = run_settings(
+        params,
+        settings_for(params, head),
+        params.evaluate.split,
+        params.evaluate.limit,
+        args.head,
+        params.evaluate.workers,
+    )
+    rows = [summary_row(setting, summary) for setting, summary, _ in results]
+    figures = headline(rows, head.threshold)
+    write_json(args.metrics, {"split": params.evaluate.split, "headline": figures, "settings": rows})
+    write_curve_csv(args.plots / "accuracy_vs_mat.csv", rows)
+    draft = next(r["accuracy"] for r in rows if r["method"] == "draft")
+    title = (
+        f"{params.task.name} / {params.pair.name}: {params.evaluate.split} split, W={params.evaluate.window}"
+    )
+    plot_accuracy_vs_mat(args.plots / "accuracy_vs_mat.png", rows, title, draft)
+    write_text(args.plots / "table.md", markdown_table(rows) + "\n")
+    print(markdown_table(rows))
+    print(figures)
+
+
+if __name__ == "__main__":
+    parser = stage_arguments(__doc__)
+    parser.add_argument("--head", type=Path, default=Path("heads/head.safetensors"))
+    parser.add_argument("--metrics", type=Path, default=Path("metrics/evaluate.json"))
+    parser.add_argument("--plots", type=Path, default=Path("plots"))
+    run_stage("evaluate", evaluate, parser)

@@ -1,0 +1,86 @@
+"""DVC stage train: logistic-regression judge head, grid-searched C, recall-targeted threshold."""
+
+from pathlib import Path
+
+import torch
+
+from autojudge.features.store import read_features
+from autojudge.heads.artifact import JudgeHead
+from autojudge.heads.training import fit_head
+from autojudge.io import write_json
+from autojudge.models.pair import load_tokenizer, tokenizer_hash
+from autojudge.registry.runs import log_training_run
+from autojudge.registry.tracking import model_name
+from autojudge.report import write_csv
+from autojudge.stage import run_stage, stage_arguments
+
+
+def train(params, args) -> None:
+    features, labels, groups, spec = read_features(args.features)
+    settings = params.train
+    fit = fit_head(
+        features,
+        labels,
+        groups,
+        settings.c_grid,
+        settings.target_recall,
+        settings.validation_fraction,
+        settings.folds,
+        settings.seed,
+        tuple(params.evaluate.recalls),
+    )
+    info = {
+        "best_c": fit.best_c,
+        "cv_auc_by_c": {str(c): auc for c, auc in fit.cv_auc_by_c.items()},
+        "validation_auc": fit.validation_auc,
+        "validation_recall": fit.validation_recall,
+        "validation_accept_rate": fit.validation_accept_rate,
+        "thresholds_by_recall": {str(r): t for r, t in fit.thresholds_by_recall.items()},
+        "rows": {"train": fit.train_rows, "validation": fit.validation_rows},
+        "important_fraction": float(labels.mean()),
+    }
+    head = JudgeHead(
+        torch.from_numpy(fit.weight),
+        fit.bias,
+        fit.threshold,
+        spec,
+        params.pair.name,
+        params.task.name,
+        tokenizer_hash(load_tokenizer(params.pair.target, "target")),
+        info,
+    )
+    head_path = head.save(args.out / "head.safetensors")
+    write_csv(
+        args.plots / "roc.csv",
+        [{"fpr": f, "tpr": t} for f, t in zip(fit.roc["fpr"], fit.roc["tpr"], strict=True)],
+    )
+    metrics = {
+        "validation_auc": fit.validation_auc,
+        "best_c": fit.best_c,
+        "threshold": fit.threshold,
+        "validation_recall": fit.validation_recall,
+        "validation_accept_rate": fit.validation_accept_rate,
+        **{f"cv_auc_c_{c:g}": auc for c, auc in fit.cv_auc_by_c.items()},
+    }
+    write_json(args.metrics, metrics)
+    run_id = log_training_run(
+        model_name(params.task.name, params.pair.name, params.registry.model_name),
+        {
+            "train": settings.model_dump(),
+            "features": params.features.model_dump(),
+            "mining": params.mining.model_dump(mode="json"),
+        },
+        metrics,
+        [head_path, args.plots / "roc.csv"],
+    )
+    write_json(args.out / "mlflow_run.json", {"run_id": run_id})
+    print(metrics)
+
+
+if __name__ == "__main__":
+    parser = stage_arguments(__doc__)
+    parser.add_argument("--features", type=Path, default=Path("features"))
+    parser.add_argument("--out", type=Path, default=Path("heads"))
+    parser.add_argument("--metrics", type=Path, default=Path("metrics/train.json"))
+    parser.add_argument("--plots", type=Path, default=Path("plots"))
+    run_stage("train", train, parser)

@@ -1,0 +1,124 @@
+"""Shared fixtures: the project's params, the toy data splits and the committed toy pair, loaded once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def params():
+    from autojudge.params import load_params
+
+    return load_params(REPO / "params.yaml")
+
+
+@pytest.fixture(scope="session")
+def arith_dir(tmp_path_factory, params) -> Path:
+    """The arith splits exactly as `autojudge prepare` writes them from params.yaml."""
+    from autojudge.tasks.arith import write_arith_splits
+
+    directory = tmp_path_factory.mktemp("arith")
+    write_arith_splits(directory, params.toy.splits, params.toy.seed)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def arith_task(arith_dir):
+    from autojudge.tasks.arith import ArithTask
+
+    return ArithTask(arith_dir)
+
+
+@pytest.fixture(scope="session")
+def toy_pair(params):
+    """The committed toy draft/target pair."""
+    from autojudge.models.pair import load_pair
+
+    torch.set_num_threads(2)
+    return load_pair("toy", REPO / params.pair.draft, REPO / params.pair.target, params.pair.dtype)
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer():
+    """A toy tokenizer trained on a few hundred problems (for fast unit tests)."""
+    from autojudge.models.toy_tokenizer import train_toy_tokenizer
+    from autojudge.tasks.arith import arith_prompt
+    from autojudge.tasks.arith_generator import generate_split
+
+    problems = generate_split(300, seed=5)
+    return train_toy_tokenizer([arith_prompt(p.question) + " " + p.solution for p in problems], 400)
+
+
+@pytest.fixture(scope="session")
+def tiny_random_pair(tiny_tokenizer, tmp_path_factory):
+    """Two small randomly initialised Llama models saved to disk with the same tokenizer."""
+    from autojudge.models.pair import load_pair
+    from autojudge.models.toy_training import build_model, save_model
+    from autojudge.params import ToyModelParams
+
+    spec = ToyModelParams(
+        hidden_size=64, layers=2, heads=2, intermediate_size=128, steps=1, batch_size=1, learning_rate=1e-3
+    )
+    root = tmp_path_factory.mktemp("tiny_pair")
+    save_model(build_model(spec, tiny_tokenizer, seed=0), tiny_tokenizer, root / "target")
+    save_model(build_model(spec, tiny_tokenizer, seed=1), tiny_tokenizer, root / "draft")
+    return load_pair("tiny", root / "draft", root / "target")
+
+
+class GreedyReference:
+    """Target-only greedy outputs of a split, computed once per session."""
+
+    def __init__(self, items: list[tuple[str, list[int], list[int]]], accuracy: float, max_new_tokens: int):
+        self.items = items  # (example id, prompt ids, response ids)
+        self.accuracy = accuracy
+        self.max_new_tokens = max_new_tokens
+
+
+@pytest.fixture(scope="session")
+def toy_target_greedy(toy_pair, arith_task, params) -> GreedyReference:
+    from autojudge.decoding.factory import target_only
+    from autojudge.evaluation import evaluate
+    from autojudge.models.prompts import encode_prompt
+
+    examples = arith_task.load_split("test")
+    max_new = params.decoding.max_new_tokens
+    summary, results = evaluate(
+        arith_task, examples, target_only(toy_pair, max_new), toy_pair.tokenizer, "target"
+    )
+    items = [
+        (e.id, encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e)), r.response_ids)
+        for e, r in zip(examples, results, strict=True)
+    ]
+    return GreedyReference(items, summary.accuracy, max_new)
+
+
+@pytest.fixture(scope="session")
+def vllm_target_engine(params):
+    """One vLLM engine on the toy target for the whole session (starting one takes about 30 s)."""
+    from autojudge.engines.vllm_engine import VllmEngine
+    from autojudge.models.pair import load_tokenizer
+
+    tokenizer = load_tokenizer(REPO / params.pair.target)
+    engine = VllmEngine(
+        REPO / params.pair.target,
+        "float32",
+        {tokenizer.eos_token_id},
+        params.mining.vllm.max_model_len,
+        engine_kwargs=params.mining.vllm.engine_kwargs,
+    )
+    yield engine
+    engine.close()

@@ -1,0 +1,85 @@
+"""The reference engine: token-identical to target-only greedy with the exact rule, and its counters."""
+
+import pytest
+
+from autojudge.decoding.factory import draft_only, speculative, target_only
+from autojudge.decoding.rules import ExactMatch, TopK
+from autojudge.models.pair import ModelPair
+from autojudge.models.prompts import encode_prompt
+
+
+def _prompts(task, tokenizer, split, limit=None):
+    return [encode_prompt(tokenizer, task.build_prompt(e)) for e in task.load_split(split, limit)]
+
+
+@pytest.mark.parametrize("window", [1, 2, 5, 16])
+def test_exact_rule_equals_target_greedy_on_random_models(tiny_random_pair, arith_task, window):
+    prompts = _prompts(arith_task, tiny_random_pair.tokenizer, "validation", limit=4)
+    greedy = target_only(tiny_random_pair, max_new_tokens=40)
+    decoder = speculative(tiny_random_pair, ExactMatch(), window, max_new_tokens=40)
+    for prompt in prompts:
+        expected, result = greedy.generate(prompt), decoder.generate(prompt)
+        assert result.tokens == expected.tokens
+        assert result.stats.tokens == len(result.tokens) <= 40
+        assert result.stats.target_passes <= expected.stats.target_passes
+
+
+def test_identical_draft_is_always_accepted_with_bonus_tokens(tiny_random_pair, arith_task):
+    same = ModelPair(
+        "same",
+        tiny_random_pair.target,
+        tiny_random_pair.target,
+        tiny_random_pair.tokenizer,
+        tiny_random_pair.target_path,
+        tiny_random_pair.target_path,
+    )
+    prompt = _prompts(arith_task, same.tokenizer, "validation", limit=1)[0]
+    result = speculative(same, ExactMatch(), window=4, max_new_tokens=40).generate(prompt)
+    if not result.finished:
+        assert result.stats.target_passes == 8  # 8 cycles of 4 drafts + 1 bonus
+        assert result.stats.mat == pytest.approx(5.0)
+    assert result.stats.accepted_mismatches == 0
+
+
+def test_accepting_every_mismatch_takes_whole_windows(tiny_random_pair, arith_task):
+    prompt = _prompts(arith_task, tiny_random_pair.tokenizer, "validation", limit=1)[0]
+    result = speculative(tiny_random_pair, TopK(10_000), window=4, max_new_tokens=40).generate(prompt)
+    draft_alone = draft_only(tiny_random_pair, 40).generate(prompt)
+    assert result.tokens[:4] == draft_alone.tokens[:4]  # the first window is the draft's own text
+    assert result.stats.accepted_mismatches > 0
+    if not result.finished:
+        assert result.stats.mat == pytest.approx(5.0)
+
+
+def test_stops_at_end_of_sequence(tiny_random_pair, arith_task):
+    eos = next(iter(tiny_random_pair.eos_token_ids))
+    prompt = _prompts(arith_task, tiny_random_pair.tokenizer, "validation", limit=1)[0]
+    greedy = target_only(tiny_random_pair, max_new_tokens=30).generate(prompt)
+    first_token = greedy.tokens[0]
+    pair = ModelPair(
+        "eos",
+        tiny_random_pair.draft,
+        tiny_random_pair.target,
+        tiny_random_pair.tokenizer,
+        tiny_random_pair.draft_path,
+        tiny_random_pair.target_path,
+    )
+    decoder = speculative(pair, ExactMatch(), window=3, max_new_tokens=30)
+    decoder.eos_ids = {first_token, eos}
+    result = decoder.generate(prompt)
+    assert result.tokens == [first_token]
+    assert result.finished
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("window", [1, 4, 8, 16])
+def test_exact_sd_is_lossless_on_the_whole_toy_test_split(toy_pair, arith_task, toy_target_greedy, window):
+    """Exact-rule SD reproduces the committed target's greedy output token for token."""
+    decoder = speculative(toy_pair, ExactMatch(), window, max_new_tokens=toy_target_greedy.max_new_tokens)
+    mismatched = []
+    for example_id, prompt, expected in toy_target_greedy.items:
+        if decoder.generate(prompt).tokens != expected:
+            mismatched.append(example_id)
+    assert not mismatched, (
+        f"W={window}: {len(mismatched)} problems differ from target greedy: {mismatched[:5]}"
+    )

@@ -1,0 +1,57 @@
+import pytest
+import torch
+
+from autojudge.errors import InputError, ModelPairError
+from autojudge.features.hidden_states import FeatureSpec
+from autojudge.heads.artifact import JudgeHead, load_head
+
+
+def _head(source="both"):
+    spec = FeatureSpec(source, target_hidden_size=4, draft_hidden_size=2)
+    return JudgeHead(
+        torch.arange(spec.dimension, dtype=torch.float32),
+        -1.5,
+        0.25,
+        spec,
+        "toy",
+        "arith",
+        "abc",
+        {"best_c": 0.01},
+    )
+
+
+def test_round_trip(tmp_path):
+    path = _head().save(tmp_path)
+    loaded = load_head(path)
+    assert path.name == "head.safetensors"
+    assert torch.equal(loaded.weight, torch.arange(6, dtype=torch.float32))
+    assert (loaded.bias, loaded.threshold, loaded.pair, loaded.task) == (-1.5, 0.25, "toy", "arith")
+    assert loaded.features == FeatureSpec("both", 4, 2)
+    assert loaded.info == {"best_c": 0.01}
+    assert load_head(tmp_path).threshold == 0.25  # a directory holding head.safetensors
+
+
+def test_probability_is_logistic_of_the_dot_product():
+    head = _head("target")
+    features = torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    expected = torch.sigmoid(torch.tensor([0.0 - 1.5, 3.0 - 1.5]))
+    assert torch.allclose(head.probability(features), expected)
+
+
+def test_wrong_models_are_refused_by_name():
+    head = _head()
+    head.check_models("toy", "abc", 4, 2)
+    with pytest.raises(
+        ModelPairError, match="expects hidden sizes target=4, draft=2; pair 'big' has target=8"
+    ):
+        head.check_models("big", "abc", 8, 2)
+    with pytest.raises(ModelPairError, match="another tokenizer"):
+        head.check_models("toy", "zzz", 4, 2)
+
+
+def test_bad_files_are_named(tmp_path):
+    with pytest.raises(InputError, match="judge head not found"):
+        load_head(tmp_path / "nope.safetensors")
+    (tmp_path / "junk.safetensors").write_bytes(b"not a head")
+    with pytest.raises(InputError, match=r"junk\.safetensors: not an autojudge head"):
+        load_head(tmp_path / "junk.safetensors")

@@ -1,0 +1,61 @@
+import numpy as np
+import pytest
+
+from autojudge.errors import InputError
+from autojudge.heads.training import fit_head, threshold_for_recall
+
+
+def _synthetic(rows=600, dimension=6, seed=0):
+    """Important rows differ along the first feature; 20 rows per problem."""
+    rng = np.random.default_rng(seed)
+    labels = (rng.random(rows) < 0.3).astype(int)
+    features = rng.normal(size=(rows, dimension)) * 3 + 10
+    features[:, 0] += 9 * labels
+    groups = np.repeat(np.arange(rows // 20), 20)
+    return features.astype(np.float32), labels, groups
+
+
+def test_threshold_for_recall_keeps_the_requested_share_of_important_rows():
+    probabilities = np.array([0.9, 0.8, 0.7, 0.6, 0.1, 0.05])
+    labels = np.array([1, 1, 1, 1, 0, 0])
+    assert threshold_for_recall(probabilities, labels, 1.0) == 0.6
+    assert threshold_for_recall(probabilities, labels, 0.75) == 0.7
+    assert threshold_for_recall(probabilities, labels, 0.5) == 0.8
+
+
+def test_fit_head_learns_a_separable_direction_in_raw_feature_space():
+    features, labels, groups = _synthetic()
+    fit = fit_head(
+        features,
+        labels,
+        groups,
+        [1.0, 1e-2, 1e-4],
+        target_recall=0.9,
+        validation_fraction=0.25,
+        folds=3,
+        seed=0,
+        sweep_recalls=(0.99, 0.8),
+    )
+    assert fit.validation_auc > 0.95
+    assert set(fit.cv_auc_by_c) == {1.0, 1e-2, 1e-4}
+    assert fit.best_c == max(fit.cv_auc_by_c, key=fit.cv_auc_by_c.get)
+    assert fit.validation_recall >= 0.9
+    assert fit.thresholds_by_recall[0.99] <= fit.threshold <= fit.thresholds_by_recall[0.8]
+    # the folded weights reproduce the pipeline's probabilities on raw features
+    logits = features @ fit.weight + fit.bias
+    flagged = 1 / (1 + np.exp(-logits)) >= fit.threshold
+    assert flagged[labels == 1].mean() > 0.85
+    assert abs(fit.weight[0]) > 5 * np.abs(fit.weight[1:]).max()
+
+
+def test_validation_and_training_problems_do_not_overlap():
+    features, labels, groups = _synthetic()
+    fit = fit_head(features, labels, groups, [1.0], 0.9, 0.25, 3, seed=1)
+    assert fit.train_rows + fit.validation_rows == len(labels)
+    assert fit.validation_rows % 20 == 0  # whole problems only
+
+
+def test_single_class_is_refused():
+    features, _, groups = _synthetic()
+    with pytest.raises(InputError, match="only one class"):
+        fit_head(features, np.zeros(len(features), dtype=int), groups, [1.0], 0.9, 0.25, 3, seed=0)

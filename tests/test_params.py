@@ -1,0 +1,32 @@
+import pytest
+
+from autojudge.errors import InputError
+from autojudge.params import load_params
+
+
+def test_project_params_are_valid(params):
+    assert params.task.name == "arith"
+    assert params.toy is not None and params.toy.splits["test"] > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("decoding: {window: 0}\n", r"decoding\.window: Input should be greater than 0"),
+        ("pair: {dtype: float8}\n", r"pair\.dtype"),
+        ("decoding: {windw: 4}\n", r"decoding\.windw: Extra inputs are not permitted"),
+        ("task: [1, 2\n", "not valid YAML"),
+        ("- 1\n", "expected a mapping"),
+    ],
+)
+def test_bad_params_name_file_and_key(tmp_path, text, message):
+    path = tmp_path / "params.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message) as error:
+        load_params(path)
+    assert "params.yaml" in str(error.value)
+
+
+def test_missing_params_file(tmp_path):
+    with pytest.raises(InputError, match="parameters file not found"):
+        load_params(tmp_path / "nope.yaml")
