@@ -20,10 +20,10 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 repro: install
-	$(BIN)/dvc repro
+	PATH="$(abspath $(BIN)):$$PATH" dvc repro
 
 test: install
-	$(BIN)/python -m pytest
+	PATH="$(abspath $(BIN)):$$PATH" python -m pytest
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -7,6 +7,7 @@ the tests of this module through a module-scoped fixture; they run in order.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -39,9 +40,10 @@ def _copy_repository(repo: Path, destination: Path) -> Path:
 
 
 def dvc(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    executable = Path(sys.executable).with_name("dvc")
+    bin_dir = Path(sys.executable).parent  # the stages call `python`: the one running these tests
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     result = subprocess.run(
-        [str(executable), *args], cwd=workdir, capture_output=True, text=True, timeout=1800
+        [str(bin_dir / "dvc"), *args], cwd=workdir, env=env, capture_output=True, text=True, timeout=1800
     )
     assert result.returncode == 0, (
         f"dvc {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"

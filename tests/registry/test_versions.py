@@ -67,6 +67,16 @@ def test_register_promote_and_roll_back(store):
     with pytest.raises(InputError, match="no earlier production version"):
         rollback(NAME)
     assert second != first
+    assert (store / "mlflow" / "artifacts").is_dir() and not (store / "mlruns").exists()
+
+
+def test_registered_model_predicts_probabilities_through_pyfunc(store):
+    import mlflow
+
+    _register(store, 0.1, drop=0.0, gain=1.5)
+    model = mlflow.pyfunc.load_model(f"models:/{NAME}@candidate")
+    probabilities = model.predict([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    assert probabilities == pytest.approx([0.5, 0.9525741], abs=1e-6)
 
 
 def test_unknown_model_uri_is_a_clear_error(store):

@@ -2,7 +2,8 @@
 
 A shard directory holds ``config.json`` (the fingerprint of what is mined), ``problems/<id>.json``
 (one per finished problem) and, once complete, ``summary.json``. Re-running a shard skips the
-problems already written; a shard whose fingerprint differs from the current settings is cleared.
+problems already written (a problem whose prompt changed is mined again), so growing the problem
+count keeps every finished problem; a shard whose settings fingerprint differs is cleared.
 """
 
 from __future__ import annotations
@@ -29,13 +30,9 @@ def shard_of(problems: list[MiningProblem], index: int, count: int) -> list[Mini
     return problems[index::count]
 
 
-def fingerprint(settings: dict, problems: list[MiningProblem]) -> str:
-    """Hash of the mining settings and of the problems' prompts."""
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
-    for problem in problems:
-        digest.update(problem.id.encode())
-        digest.update(json.dumps(problem.prompt_ids).encode())
-    return digest.hexdigest()[:20]
+def fingerprint(settings: dict) -> str:
+    """Hash of the mining settings (what a label depends on besides the problem itself)."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:20]
 
 
 def _file_name(problem_id: str) -> str:
@@ -67,14 +64,26 @@ class ShardSummary:
         }
 
 
-def prepare_shard_dir(directory: Path, key: str) -> set[str]:
-    """Make ``directory`` ready for mining under fingerprint ``key``; return the finished problem files."""
+def prepare_shard_dir(directory: Path, key: str, problems: list[MiningProblem]) -> list[MiningProblem]:
+    """Make ``directory`` ready for mining under fingerprint ``key``; return the problems still to mine.
+
+    Finished files of problems no longer in the shard are removed, so the shard holds exactly its problems.
+    """
     config = directory / "config.json"
     if config.exists() and read_json(config).get("fingerprint") != key:
         shutil.rmtree(directory)  # mined under other settings: start over
     (directory / "problems").mkdir(parents=True, exist_ok=True)
     write_json(config, {"fingerprint": key})
-    return {path.name for path in (directory / "problems").glob("*.json")}
+    (directory / "summary.json").unlink(missing_ok=True)
+    wanted = {_file_name(p.id): p for p in problems}
+    todo = dict(wanted)
+    for path in (directory / "problems").glob("*.json"):
+        problem = wanted.get(path.name)
+        if problem is None:
+            path.unlink()
+        elif read_json(path)["prompt_ids"] == problem.prompt_ids:
+            del todo[path.name]
+    return list(todo.values())
 
 
 def load_shard(directory: Path) -> list[MinedProblem]:
@@ -101,8 +110,7 @@ def mine_shard(
     search: ImportantTokenSearch, problems: list[MiningProblem], directory: Path, settings: dict
 ) -> ShardSummary:
     """Mine every unfinished problem of the shard, writing each as soon as it is done."""
-    finished = prepare_shard_dir(directory, fingerprint(settings, problems))
-    todo = [p for p in problems if _file_name(p.id) not in finished]
+    todo = prepare_shard_dir(directory, fingerprint(settings), problems)
     started = time.perf_counter()
     progress = tqdm(
         total=len(problems),

@@ -10,11 +10,11 @@ from autojudge.heads.artifact import load_head
 
 
 class JudgeHeadModel(PythonModel):
-    """Wraps a head file; `predict` takes a feature matrix [N, D] and returns p(important) [N]."""
+    """Wraps a head file; `predict` takes feature rows [N][D] and returns p(important) [N]."""
 
     def load_context(self, context) -> None:
         self.head = load_head(context.artifacts["head"])
 
-    def predict(self, context, model_input, params=None) -> np.ndarray:
+    def predict(self, model_input: list[list[float]], params: dict | None = None) -> list[float]:
         features = torch.as_tensor(np.asarray(model_input, dtype=np.float32))
-        return self.head.probability(features).numpy()
+        return self.head.probability(features).tolist()

@@ -9,8 +9,12 @@ from pathlib import Path
 LOCAL_STORE = Path("mlflow")
 
 
+def local_uri(store: Path = LOCAL_STORE) -> str:
+    return f"sqlite:///{(store / 'mlflow.db').resolve()}"
+
+
 def tracking_uri(store: Path = LOCAL_STORE) -> str:
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(store / 'mlflow.db').resolve()}"
+    return os.environ.get("MLFLOW_TRACKING_URI") or local_uri(store)
 
 
 def use_tracking(store: Path = LOCAL_STORE) -> str:
@@ -33,7 +37,7 @@ def experiment(name: str, store: Path = LOCAL_STORE) -> str:
     if found is not None:
         return found.experiment_id
     location = None
-    if not os.environ.get("MLFLOW_TRACKING_URI"):
+    if mlflow.get_tracking_uri() == local_uri(store):  # a server keeps its own artifact store
         location = (store / "artifacts").resolve().as_uri()
     return mlflow.create_experiment(name, artifact_location=location)
 
