@@ -1,5 +1,6 @@
 """DVC stage register: the head as an MLflow model version with its card, alias "candidate"."""
 
+from dataclasses import asdict
 from pathlib import Path
 
 from autojudge.heads.artifact import load_head
@@ -7,7 +8,7 @@ from autojudge.io import read_json, write_json
 from autojudge.registry.card import build_card, card_markdown
 from autojudge.registry.runs import log_model_and_card
 from autojudge.registry.tracking import model_name
-from autojudge.registry.versions import register_version
+from autojudge.registry.versions import check_gates, register_version
 from autojudge.stage import run_stage, stage_arguments
 
 
@@ -15,7 +16,18 @@ def register(params, args) -> None:
     head = load_head(args.head)
     name = model_name(params.task.name, params.pair.name, params.registry.model_name)
     evaluation = read_json(args.evaluation)
-    card = build_card(params, head, read_json(args.mining), evaluation, name)
+    card = build_card(
+        params,
+        head,
+        read_json(args.mining),
+        evaluation,
+        name,
+        read_json(args.comparison),
+        read_json(args.bench),
+    )
+    card["gate_result"] = asdict(
+        check_gates(card, params.promote.max_accuracy_drop, params.promote.min_mat_gain)
+    )
     markdown = card_markdown(card)
     headline = evaluation["headline"]
     model_uri = log_model_and_card(
@@ -52,6 +64,8 @@ if __name__ == "__main__":
     parser.add_argument("--run", type=Path, default=Path("heads/mlflow_run.json"))
     parser.add_argument("--mining", type=Path, default=Path("metrics/mining.json"))
     parser.add_argument("--evaluation", type=Path, default=Path("metrics/evaluate.json"))
+    parser.add_argument("--comparison", type=Path, default=Path("metrics/compare.json"))
+    parser.add_argument("--bench", type=Path, default=Path("metrics/bench.json"))
     parser.add_argument("--plots", type=Path, default=Path("plots"))
     parser.add_argument("--out", type=Path, default=Path("registry/registered.json"))
     run_stage("register", register, parser)

@@ -1,11 +1,13 @@
 """DVC stage train: logistic-regression judge head, grid-searched C, recall-targeted threshold."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
 from autojudge.features.store import read_features
 from autojudge.heads.artifact import JudgeHead
+from autojudge.heads.calibration import calibrate_threshold
 from autojudge.heads.training import fit_head
 from autojudge.io import write_json
 from autojudge.models.pair import load_tokenizer, tokenizer_hash
@@ -27,7 +29,7 @@ def train(params, args) -> None:
         settings.validation_fraction,
         settings.folds,
         settings.seed,
-        tuple(params.evaluate.recalls),
+        (1.0, *params.evaluate.recalls),
     )
     info = {
         "best_c": fit.best_c,
@@ -50,6 +52,12 @@ def train(params, args) -> None:
         info,
     )
     head_path = head.save(args.out / "head.safetensors")
+    if settings.threshold_policy == "accuracy" and args.calibrate:
+        threshold, calibration = calibrate_threshold(
+            params, head_path, fit.thresholds_by_recall[1.0], fit.threshold
+        )
+        head = replace(head, threshold=threshold, info={**info, "calibration": calibration})
+        head_path = head.save(head_path)
     write_csv(
         args.plots / "roc.csv",
         [{"fpr": f, "tpr": t} for f, t in zip(fit.roc["fpr"], fit.roc["tpr"], strict=True)],
@@ -57,7 +65,7 @@ def train(params, args) -> None:
     metrics = {
         "validation_auc": fit.validation_auc,
         "best_c": fit.best_c,
-        "threshold": fit.threshold,
+        "threshold": head.threshold,
         "validation_recall": fit.validation_recall,
         "validation_accept_rate": fit.validation_accept_rate,
         **{f"cv_auc_c_{c:g}": auc for c, auc in fit.cv_auc_by_c.items()},
@@ -83,4 +91,7 @@ if __name__ == "__main__":
     parser.add_argument("--out", type=Path, default=Path("heads"))
     parser.add_argument("--metrics", type=Path, default=Path("metrics/train.json"))
     parser.add_argument("--plots", type=Path, default=Path("plots"))
+    parser.add_argument(
+        "--no-calibration", dest="calibrate", action="store_false", help="Keep the recall threshold."
+    )
     run_stage("train", train, parser)

@@ -23,6 +23,20 @@ SMALL = {
     "train.folds": 3,
     "evaluate.topk": [4],
     "evaluate.recalls": [0.8],
+    "train.threshold_policy": "accuracy",  # exercises the calibration decode (20 validation problems)
+    "train.calibration_points": 3,
+    "selfjudge.problems": 24,
+    "selfjudge.engine": "hf",
+    "compare.limit": 6,
+    "compare.recalls": [0.8],
+    "compare.topk": [4],
+    "compare.thresholds": {"fsd-js": [0.05], "kl-mask": [0.2], "target-entropy": [0.69]},
+    "bench.problems": 2,
+    "bench.windows": [8],
+    "bench.overhead_window": 8,
+    "bench.thresholds": [],
+    "bench.repeats": 1,
+    "bench.batch_size": 2,
 }
 
 
@@ -86,6 +100,10 @@ def test_full_run_registers_a_head_with_its_card(pipeline_copy):
         "features",
         "train",
         "evaluate",
+        "relabel",
+        "train_selfjudge",
+        "compare",
+        "bench",
         "register",
     }
     registered = json.loads((workdir / "registry" / "registered.json").read_text())
@@ -93,6 +111,11 @@ def test_full_run_registers_a_head_with_its_card(pipeline_copy):
     evaluation = json.loads((workdir / "metrics" / "evaluate.json").read_text())
     assert {row["method"] for row in evaluation["settings"]} == {"judge", "topk", "exact", "target", "draft"}
     assert (workdir / "plots" / "accuracy_vs_mat.png").stat().st_size > 10_000
+    comparison = json.loads((workdir / "metrics" / "compare.json").read_text())
+    assert set(comparison["splits"]) == {"test", "shifted"}
+    assert {"judge", "selfjudge", "fsd-js", "exact"} <= set(comparison["splits"]["shifted"]["table"])
+    bench = json.loads((workdir / "metrics" / "bench.json").read_text())
+    assert all(bench["sd_exact_equals_target"].values()) and "judge_overhead_percent" in bench["headline"]
     mining = json.loads((workdir / "metrics" / "mining.json").read_text())
     assert mining["problems"] == 48 and mining["mismatches"] > mining["important"] > 0
     assert _registered_versions(workdir, "autojudge-arith-toy") == ["1"]
@@ -112,5 +135,5 @@ def test_changing_the_c_grid_reruns_train_and_what_follows_only(pipeline_copy):
     workdir, _ = pipeline_copy
     set_params(workdir / "params.yaml", {"train.c_grid": [0.1, 0.001]})
     third = dvc(workdir, "repro")
-    assert stages_run(third.stdout) == {"train", "evaluate", "register"}
+    assert stages_run(third.stdout) == {"train", "train_selfjudge", "evaluate", "compare", "bench", "register"}
     assert sorted(_registered_versions(workdir, "autojudge-arith-toy")) == ["1", "2"]

@@ -177,6 +177,44 @@ def bench_reference(
         )
 
 
+@bench_app.command("vllm")
+def bench_vllm(
+    head: Annotated[Path, typer.Option(help="Judge head (reads target hidden states).")] = Path(
+        "heads/head.safetensors"
+    ),
+    problems: Annotated[int | None, typer.Option(help="Problems (default: params bench.problems).")] = None,
+    window: Annotated[
+        list[int] | None, typer.Option(help="Window grid (repeatable; default: params).")
+    ] = None,
+    threshold: Annotated[
+        list[float] | None, typer.Option(help="AutoJudge thresholds besides the head's (repeatable).")
+    ] = None,
+    repeats: Annotated[int | None, typer.Option(help="Timed repeats (default: params).")] = None,
+    out: Annotated[Path, typer.Option(help="Results file (.json; .md, .csv, .png beside it).")] = Path(
+        "results/vllm_bench.json"
+    ),
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """vLLM tokens/s: target alone, SD exact, AutoJudge at several thresholds; energy and judge overhead."""
+    from autojudge.bench.vllm_bench import run_benchmark, write_outputs
+    from autojudge.params import load_params
+
+    settings = load_params(params)
+    given = {"problems": problems, "windows": window, "thresholds": threshold, "repeats": repeats}
+    bench = settings.bench.model_copy(update={k: v for k, v in given.items() if v is not None})
+    if window and bench.overhead_window not in window:
+        bench = bench.model_copy(update={"overhead_window": max(window)})
+    report = run_benchmark(settings.model_copy(update={"bench": bench}), head)
+    report["command"] = (
+        f"autojudge bench vllm --head {head} --problems {bench.problems} --repeats {bench.repeats} "
+        + " ".join(f"--window {w}" for w in bench.windows)
+        + "".join(f" --threshold {t}" for t in bench.thresholds)
+        + f" --out {out}"
+    )
+    write_outputs(report, out, out.with_suffix(""), out.with_suffix(".md"))  # curves: .csv, .png
+    typer.echo(out.with_suffix(".md").read_text())
+
+
 @bench_app.command("mining")
 def bench_mining(
     problems: Annotated[
@@ -254,6 +292,22 @@ def promote(
             typer.echo(f"  - {reason}", err=True)
         raise typer.Exit(1)
     typer.echo(f"{name}: production -> version {chosen}")
+
+
+@app.command()
+def preset(
+    name: Annotated[str, typer.Argument(help="Preset in presets/ (e.g. gsm8k-llama), or 'toy'.")],
+    root: Annotated[Path, typer.Option(help="Project directory holding params.yaml and presets/.")] = Path(),
+) -> None:
+    """Merge a pair preset into params.yaml (validated first), ready for `dvc repro`."""
+    from autojudge.presets import apply_preset, merged_params
+
+    apply_preset(root, name)
+    _, settings = merged_params(root, "toy")
+    typer.echo(
+        f"params.yaml: task {settings.task.name}, pair {settings.pair.name} "
+        f"({settings.pair.draft} -> {settings.pair.target}, {settings.pair.dtype} on {settings.pair.device})"
+    )
 
 
 def main() -> None:

@@ -102,6 +102,14 @@ class FeaturesParams(Section):
 class TrainParams(Section):
     c_grid: list[float] = [1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7]
     target_recall: float = Field(default=0.9, gt=0, le=1)
+    # recall: the threshold that flags target_recall of the important tokens on validation rows.
+    # accuracy: decode the task's calibration split at thresholds between recall 1.0 and target_recall
+    # and keep the largest whose accuracy drop vs target greedy is within accuracy_budget.
+    threshold_policy: Literal["recall", "accuracy"] = "recall"
+    accuracy_budget: float = Field(default=0.005, ge=0, lt=1)
+    calibration_split: str = "validation"
+    calibration_limit: PositiveInt | None = None
+    calibration_points: int = Field(default=6, ge=2)
     validation_fraction: float = Field(default=0.2, gt=0, lt=1)
     folds: PositiveInt = 5
     seed: int = 0
@@ -126,6 +134,47 @@ class PromoteParams(Section):
     min_mat_gain: float = Field(default=1.2, gt=0)  # judge MAT / exact SD MAT
 
 
+class SelfJudgeParams(Section):
+    """SelfJudge relabeling: semantic preservation scores of the mined mismatches under the target."""
+
+    enabled: bool = True
+    engine: Literal["vllm", "hf"] = "vllm"  # vllm: prompt log-probabilities; hf: teacher-forced passes
+    problems: PositiveInt | None = None  # first N mined problems relabeled (null: all)
+    n_next: int = Field(default=20, ge=0)  # N: target tokens after the mismatch in the score
+    tau: float | None = None  # label threshold; null: calibrated on AutoJudge's labels
+    calibration_problems: PositiveInt = 100  # first N relabeled problems used to calibrate tau
+    calibration_quantile: float = Field(default=0.1, ge=0, le=1)  # of important tokens' scores
+    batch_size: PositiveInt = 32  # hf engine
+
+
+class CompareParams(Section):
+    """The comparison of every acceptance rule and head: threshold sweeps on the test and shifted splits."""
+
+    splits: list[str] = ["test", "shifted"]
+    limit: PositiveInt | None = None  # first N problems of each split (null: all)
+    window: PositiveInt = 16
+    recalls: list[float] = [0.99, 0.9, 0.7]  # head thresholds swept (validation recall)
+    topk: list[PositiveInt] = [2, 4]
+    thresholds: dict[str, list[float]] = {}  # training-free rule -> thresholds swept
+    kl_mask_confidence: float = Field(default=0.9, gt=0, le=1)  # target top-1 p above: exact verification
+    budgets: list[float] = [0.01, 0.02]  # accuracy drops vs target greedy in the table
+    workers: PositiveInt = 2
+
+
+class BenchParams(Section):
+    """vLLM tokens/s benchmark (stage bench): engine settings are mining.vllm's."""
+
+    split: str = "test"
+    problems: PositiveInt = 6  # first N problems of the split, the same for every setting
+    windows: list[PositiveInt] = [8, 16]  # grid each setting's window is tuned over (paper: 6..64)
+    overhead_window: PositiveInt = 16  # window of the judge-overhead measurement (one of windows)
+    thresholds: list[float] = []  # AutoJudge thresholds besides the head's own
+    repeats: PositiveInt = 2  # timed passes per setting after one warm-up; medians reported
+    batch_size: PositiveInt = 8  # requests per call in the batched setting
+    meter_interval: float = Field(default=0.1, gt=0)  # seconds between nvidia-smi power samples
+    min_ratio: float = Field(default=1.3, gt=0)  # AutoJudge/SD tokens/s below this: explain why
+
+
 class Params(Section):
     task: TaskParams = TaskParams()
     pair: PairParams = PairParams()
@@ -136,6 +185,9 @@ class Params(Section):
     evaluate: EvaluateParams = EvaluateParams()
     registry: RegistryParams = RegistryParams()
     promote: PromoteParams = PromoteParams()
+    bench: BenchParams = BenchParams()
+    selfjudge: SelfJudgeParams = SelfJudgeParams()
+    compare: CompareParams = CompareParams()
     toy: ToyParams | None = None
 
 
@@ -150,10 +202,15 @@ def load_params(path: Path = Path("params.yaml")) -> Params:
         raise InputError(f"{path}: not valid YAML ({error})") from None
     if not isinstance(raw, dict):
         raise InputError(f"{path}: expected a mapping at the top level")
+    return validate_params(raw, str(path))
+
+
+def validate_params(raw: dict, source: str) -> Params:
+    """Validate a parameters mapping; errors name ``source`` and the offending key."""
     try:
         return Params.model_validate(raw)
     except ValidationError as error:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in issue['loc'])}: {issue['msg']}" for issue in error.errors()
         )
-        raise InputError(f"{path}: invalid parameters: {problems}") from None
+        raise InputError(f"{source}: invalid parameters: {problems}") from None

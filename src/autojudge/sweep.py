@@ -16,6 +16,7 @@ import torch
 
 from autojudge.decoding.factory import draft_only, speculative, target_only
 from autojudge.decoding.rules import AcceptanceRule, ExactMatch, JudgeRule, TopK
+from autojudge.decoding.training_free import TRAINING_FREE, training_free_rule
 from autojudge.evaluation import EvalSummary, evaluate
 from autojudge.heads.artifact import load_head
 from autojudge.params import Params
@@ -24,7 +25,8 @@ from autojudge.runtime import pair_from, task_from
 
 @dataclass(frozen=True)
 class Setting:
-    """One way of decoding: ``method`` is target, draft, exact, topk or judge."""
+    """One way of decoding: ``method`` is target, draft, exact, topk, a head (judge, selfjudge) or a
+    training-free rule (fsd-js, fsd-kl, fsd-tv, kl-mask, target-entropy, draft-entropy)."""
 
     method: str
     window: int = 0
@@ -40,19 +42,28 @@ class Setting:
             return f"exact SD W={self.window}"
         if self.method == "topk":
             return f"top-{self.k} W={self.window}"
-        return f"judge t={self.threshold:.4g} W={self.window}"
+        return f"{self.method} t={self.threshold:.4g} W={self.window}"
 
 
 _WORKER: dict = {}
 
 
-def _load_worker(params: Params, head_path: Path | None, split: str, limit: int | None, threads: int) -> None:
+def _load_worker(
+    params: Params,
+    head_path: Path | None,
+    split: str,
+    limit: int | None,
+    threads: int,
+    more_heads: dict[str, Path] | None = None,
+) -> None:
     torch.set_num_threads(threads)
     _WORKER["params"] = params
     _WORKER["pair"] = pair_from(params)
     _WORKER["task"] = task_from(params)
     _WORKER["examples"] = _WORKER["task"].load_split(split, limit)
-    _WORKER["head"] = load_head(head_path) if head_path is not None else None
+    _WORKER["heads"] = {method: load_head(path) for method, path in (more_heads or {}).items()}
+    if head_path is not None:
+        _WORKER["heads"]["judge"] = load_head(head_path)
 
 
 def _rule(setting: Setting) -> AcceptanceRule:
@@ -60,7 +71,11 @@ def _rule(setting: Setting) -> AcceptanceRule:
         return ExactMatch()
     if setting.method == "topk":
         return TopK(setting.k)
-    return JudgeRule(_WORKER["head"], setting.threshold)
+    if setting.method in TRAINING_FREE:
+        return training_free_rule(
+            setting.method, setting.threshold, _WORKER["params"].compare.kl_mask_confidence
+        )
+    return JudgeRule(_WORKER["heads"][setting.method], setting.threshold)
 
 
 def _run(setting: Setting) -> tuple[Setting, EvalSummary, list[str]]:
@@ -85,18 +100,22 @@ def run_settings(
     limit: int | None,
     head_path: Path | None,
     workers: int,
+    more_heads: dict[str, Path] | None = None,
 ) -> list[tuple[Setting, EvalSummary, list[str]]]:
-    """Decode the split with every setting; returns (setting, summary, ids answered correctly) in order."""
+    """Decode the split with every setting; returns (setting, summary, ids answered correctly) in order.
+
+    ``head_path`` is the head of method "judge"; ``more_heads`` maps other head methods to their files.
+    """
     workers = max(1, min(workers, len(settings), os.cpu_count() or 1))
     threads = max(1, (os.cpu_count() or 1) // workers)
     if workers == 1:
-        _load_worker(params, head_path, split, limit, threads)
+        _load_worker(params, head_path, split, limit, threads, more_heads)
         return [_run(s) for s in settings]
     with ProcessPoolExecutor(
         max_workers=workers,
         mp_context=get_context("spawn"),
         initializer=_load_worker,
-        initargs=(params, head_path, split, limit, threads),
+        initargs=(params, head_path, split, limit, threads, more_heads),
     ) as pool:
         return list(pool.map(_run, settings))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from datetime import UTC, datetime
 
@@ -39,6 +40,7 @@ def benchmark_mining(
 ) -> dict:
     """Run Algorithm 1 on the same problems with each engine (built by ``engines[name]()``), in turn."""
     figures, labels = {}, {}
+    load_before = os.getloadavg()[0]
     for name, build in engines.items():
         started = time.perf_counter()
         engine = build()
@@ -72,4 +74,5 @@ def benchmark_mining(
             if a != b
         },
         "same_labels": all(labels[n] == labels[names[0]] for n in names),
+        "machine": {"cpus": os.cpu_count(), "load_average_1m": [load_before, os.getloadavg()[0]]},
     }

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import torch
 
+from autojudge.bench.energy import EnergyReading, PowerMeter, median_energy
 from autojudge.decoding.factory import speculative, target_only
 from autojudge.decoding.rules import ExactMatch
 from autojudge.evaluation import evaluate
@@ -31,11 +32,14 @@ def benchmark_reference_sd(
     for window in windows:
         decoders[f"sd_exact_w{window}"] = speculative(pair, ExactMatch(), window, max_new_tokens)
     seconds: dict[str, list[float]] = {name: [] for name in decoders}
+    energy: dict[str, list[EnergyReading]] = {name: [] for name in decoders}
     summaries, outputs = {}, {}
     for _ in range(repeats):
         for name, decoder in decoders.items():
-            summary, results = evaluate(task, examples, decoder, pair.tokenizer, name)
+            with PowerMeter() as meter:
+                summary, results = evaluate(task, examples, decoder, pair.tokenizer, name)
             seconds[name].append(summary.seconds)
+            energy[name].append(meter.reading)
             summaries[name] = summary
             outputs[name] = [r.response_ids for r in results]
     baseline = statistics.median(seconds["target_greedy"])
@@ -51,6 +55,7 @@ def benchmark_reference_sd(
             "wall_time_ratio_vs_target": round(median / baseline, 3),
             "speedup_vs_target": round(baseline / median, 3),
             "identical_to_target_greedy": outputs[name] == outputs["target_greedy"],
+            "energy": median_energy(energy[name], summary.tokens),
         }
     return {
         "benchmark": "reference speculative decoding (exact) vs target-only greedy, batch size 1",

@@ -21,7 +21,7 @@ class Window:
 
     draft_tokens: torch.Tensor  # [W] token ids proposed by the draft
     target_logits: torch.Tensor  # [W, V] target logits for each draft position
-    draft_logits: torch.Tensor  # [W, V] draft logits each draft token was chosen from
+    draft_logits: torch.Tensor | None  # [W, V] draft logits each draft token was chosen from (None: not kept)
     target_hidden: torch.Tensor  # [W, H] target last-layer state at each draft token (encodes it)
     draft_hidden: torch.Tensor | None = None  # [W, Hd] same for the draft, when the rule asks for it
 

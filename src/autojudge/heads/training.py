@@ -2,8 +2,8 @@
 
 Problems are split into a fitting part and a validation part (no problem in both). The grid
 search runs grouped cross-validation on the fitting part with ROC-AUC as the score; the best
-model is refit on the whole fitting part, and the threshold is chosen on the validation part as
-the largest one that still flags ``target_recall`` of the important tokens. Standardisation is
+model is refit on the whole fitting part, and the threshold is chosen on the validation part so
+that it flags ``target_recall`` of the important tokens. Standardisation is
 folded into the weights, so the head stays one dot product on raw hidden states.
 """
 
@@ -40,12 +40,18 @@ class HeadFit:
 
 
 def threshold_for_recall(probabilities: np.ndarray, labels: np.ndarray, target_recall: float) -> float:
-    """The largest threshold t such that flagging p >= t catches ``target_recall`` of the important rows."""
-    important = np.sort(probabilities[labels.astype(bool)])[::-1]
+    """The threshold t at which flagging p >= t catches ``target_recall`` of the important rows.
+
+    It is the (1 - recall) quantile of the important rows' scores, interpolated linearly in log-odds
+    between neighbouring rows, so that a high recall is not decided by one outlying row alone
+    (recall 1.0 gives the lowest important score).
+    """
+    important = probabilities[labels.astype(bool)]
     if len(important) == 0:
         raise InputError("validation problems hold no important mismatch: cannot choose a threshold")
-    needed = int(np.ceil(target_recall * len(important)))
-    return float(important[max(needed, 1) - 1])
+    clipped = np.clip(important.astype(np.float64), 1e-12, 1 - 1e-12)
+    log_odds = np.quantile(np.log(clipped / (1 - clipped)), 1 - target_recall, method="linear")
+    return float(1 / (1 + np.exp(-log_odds)))
 
 
 def fit_head(

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from autojudge import comparison as compare
+from autojudge.bench import vllm_bench
 from autojudge.heads.artifact import JudgeHead
 from autojudge.params import Params
 from autojudge.report import markdown_table
 
 
-def build_card(params: Params, head: JudgeHead, mining: dict, evaluation: dict, model_name: str) -> dict:
+def build_card(
+    params: Params,
+    head: JudgeHead,
+    mining: dict,
+    evaluation: dict,
+    model_name: str,
+    comparison: dict | None = None,
+    bench: dict | None = None,
+) -> dict:
     """Everything a reviewer needs to decide on promotion, as data."""
-    return {
+    card = {
         "model_name": model_name,
         "pair": {
             "name": params.pair.name,
@@ -39,6 +49,8 @@ def build_card(params: Params, head: JudgeHead, mining: dict, evaluation: dict, 
             "dimension": head.features.dimension,
             "threshold": head.threshold,
             "target_recall": params.train.target_recall,
+            "threshold_policy": params.train.threshold_policy,
+            "accuracy_budget": params.train.accuracy_budget,
             **{
                 key: head.info[key]
                 for key in (
@@ -46,6 +58,7 @@ def build_card(params: Params, head: JudgeHead, mining: dict, evaluation: dict, 
                     "validation_auc",
                     "validation_recall",
                     "validation_accept_rate",
+                    "calibration",
                     "cv_auc_by_c",
                 )
                 if key in head.info
@@ -62,6 +75,11 @@ def build_card(params: Params, head: JudgeHead, mining: dict, evaluation: dict, 
             "min_mat_gain": params.promote.min_mat_gain,
         },
     }
+    if comparison is not None:  # every rule and head against each other (stage compare)
+        card["comparison"] = comparison
+    if bench is not None:  # vLLM tokens/s, energy and judge overhead (stage bench)
+        card["vllm_bench"] = vllm_bench.card_section(bench)
+    return card
 
 
 def card_markdown(card: dict) -> str:
@@ -91,10 +109,44 @@ def card_markdown(card: dict) -> str:
         f"{data.get('problems', '?')} problems, {data.get('mismatches', '?')} mismatches, "
         f"{100 * data.get('important_fraction', 0):.1f}% important.",
         f"- Logistic regression, C = {head.get('best_c')} by grouped cross-validated ROC-AUC; validation AUC "
-        f"{head.get('validation_auc', 0):.3f}; threshold set for {100 * head['target_recall']:.0f}% recall of "
-        f"important tokens (validation recall {100 * head.get('validation_recall', 0):.1f}%, "
-        f"{100 * head.get('validation_accept_rate', 0):.1f}% of unimportant mismatches accepted).",
+        f"{head.get('validation_auc', 0):.3f}; {_threshold_sentence(head)}",
         f"- Promotion gates: accuracy drop vs exact SD <= {100 * card['gates']['max_accuracy_drop']:.1f} points, "
         f"MAT gain >= {card['gates']['min_mat_gain']:.2f}x.",
     ]
+    if "comparison" in card:
+        lines += ["", *_comparison_section(card["comparison"], card.get("gate_result"))]
+    if "vllm_bench" in card:
+        lines += ["", "## Speed and energy with vLLM", "", *vllm_bench.section_markdown(card["vllm_bench"])]
     return "\n".join(lines) + "\n"
+
+
+def _threshold_sentence(head: dict) -> str:
+    if head.get("threshold_policy") == "accuracy":
+        return (
+            f"threshold {head['threshold']:.4g}: the largest whose accuracy on the calibration split stays "
+            f"within {100 * head['accuracy_budget']:.1f} points of target greedy (candidates between the "
+            f"thresholds for 100% and {100 * head['target_recall']:.1f}% validation recall of important tokens)."
+        )
+    return (
+        f"threshold set for {100 * head['target_recall']:.1f}% recall of important tokens (validation recall "
+        f"{100 * head.get('validation_recall', 0):.1f}%, {100 * head.get('validation_accept_rate', 0):.1f}% of "
+        "unimportant mismatches accepted)."
+    )
+
+
+def _comparison_section(comparison: dict, gate_result: dict | None) -> list[str]:
+    """Which judge to use: best MAT per method within each accuracy budget, per split."""
+    limit = comparison.get("limit")
+    scope = f"the first {limit} problems of each split" if limit else "every problem of each split"
+    lines = [
+        "## Which judge to use",
+        "",
+        f"Best MAT within an accuracy drop vs target greedy (points) on {scope} "
+        f"(W={comparison['window']}; '-': no threshold swept stays within the budget; shifted = the heads "
+        "trained on the standard split applied to the shifted one).",
+        "",
+        compare.markdown(comparison),
+    ]
+    if gate_result and gate_result.get("use_instead"):
+        lines += ["", f"**Use instead of this head:** {gate_result['use_instead']}."]
+    return lines

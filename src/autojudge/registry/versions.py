@@ -67,6 +67,31 @@ def resolve_head(location: str | Path) -> JudgeHead:
 class GateResult:
     passed: bool
     reasons: list[str]
+    use_instead: str | None = None  # the training-free rule to use when it beats the head
+
+
+def training_free_gate(card: dict, max_accuracy_drop: float) -> str | None:
+    """Why the head loses to a training-free rule at the accuracy budget (None: it wins or no comparison)."""
+    comparison = card.get("comparison")
+    if not comparison:
+        return None
+    from autojudge.comparison import LABELS, best_within, head_versus_rules
+
+    split = next(iter(comparison["splits"]))
+    rows = comparison["splits"][split]["settings"]
+    target_accuracy = comparison["splits"][split]["target_accuracy"]
+    table = {
+        method: {"budget": best_within(rows, method, target_accuracy, max_accuracy_drop)}
+        for method in {row["method"] for row in rows}
+    }
+    head, rule, best_rule = head_versus_rules(table, "budget")
+    if best_rule is None or (head is not None and head["mat"] > best_rule["mat"]):
+        return None
+    head_mat = f"MAT {head['mat']:.2f}" if head else "no threshold within the budget"
+    return (
+        f"{LABELS[rule]} ({best_rule['setting']}) reaches MAT {best_rule['mat']:.2f} on the {split} split "
+        f"within {100 * max_accuracy_drop:.1f} accuracy points of the target; the head: {head_mat}"
+    )
 
 
 def check_gates(card: dict, max_accuracy_drop: float, min_mat_gain: float) -> GateResult:
@@ -81,7 +106,10 @@ def check_gates(card: dict, max_accuracy_drop: float, min_mat_gain: float) -> Ga
     gain = figures["mat_gain_vs_exact_sd"]
     if gain < min_mat_gain:
         reasons.append(f"MAT gain over exact SD is {gain:.2f}x < floor {min_mat_gain:.2f}x")
-    return GateResult(passed=not reasons, reasons=reasons)
+    use_instead = training_free_gate(card, max_accuracy_drop)
+    if use_instead:
+        reasons.append(f"a training-free rule does at least as well: {use_instead}")
+    return GateResult(passed=not reasons, reasons=reasons, use_instead=use_instead)
 
 
 def _history(client, name: str) -> list[str]:

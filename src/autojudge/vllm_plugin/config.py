@@ -1,35 +1,38 @@
-"""Per-engine configuration of the autojudge vLLM plugin and judge-head loading.
+"""Per-engine (and per-request) configuration of the autojudge vLLM plugin.
 
 The plugin is off unless an engine asks for it, in one of two ways (the first wins):
 
 * ``LLM(..., additional_config={"autojudge": {"rule": "topk", "top_k": 8}})`` — per engine.
   ``additional_config`` is a field of ``VllmConfig``, which every worker process receives, so
   this reaches the model runner wherever it runs. (``speculative_config`` cannot carry it:
-  ``SpeculativeConfig`` is a pydantic dataclass with ``extra="forbid"``.)
+  ``SpeculativeConfig`` is a pydantic dataclass with ``extra="forbid"``.) With ``vllm serve``:
+  ``--additional-config '{"autojudge": {...}}'``.
 * environment variables ``AUTOJUDGE_VLLM_RULE``, ``AUTOJUDGE_VLLM_TOP_K``,
   ``AUTOJUDGE_VLLM_JUDGE_HEAD``, ``AUTOJUDGE_VLLM_THRESHOLD``, ``AUTOJUDGE_VLLM_DIVERGENCE`` —
   process-wide; spawned engine/worker processes inherit the parent's environment.
+
+On an engine that enabled the plugin, one request may override ``rule``, ``threshold``,
+``top_k`` and ``divergence`` through ``SamplingParams(extra_args={"autojudge": {...}})``; the
+judge head stays the engine's, and ``divergence`` needs an engine whose own rule is
+``divergence`` (only then does the drafter keep its logits).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
-import torch
-
+from autojudge.decoding.divergence import DIVERGENCES
 from autojudge.errors import InputError
 
 Rule = Literal["exact", "topk", "judge", "divergence"]
-Divergence = Literal["kl", "js", "tv"]
 
 CONFIG_KEY = "autojudge"
 ENV_PREFIX = "AUTOJUDGE_VLLM_"
-_KEYS = ("rule", "top_k", "judge_head", "threshold", "divergence")
+KEYS = ("rule", "top_k", "judge_head", "threshold", "divergence")
+REQUEST_KEYS = ("rule", "top_k", "threshold", "divergence")
 
 
 @dataclass(frozen=True)
@@ -38,25 +41,23 @@ class PluginConfig:
 
     rule: Rule
     top_k: int | None = None
-    judge_head: Path | None = None
+    judge_head: str | None = None  # a head file/directory or an MLflow URI ``models:/name@alias``
     threshold: float | None = None  # judge: overrides the head's own; divergence: required
-    divergence: Divergence = "kl"
+    divergence: str = "kl"
 
     def __post_init__(self) -> None:
         if self.rule not in get_args(Rule):
             raise InputError(f"autojudge: unknown rule {self.rule!r}; expected one of {get_args(Rule)}")
         if self.rule == "topk" and (self.top_k is None or self.top_k < 1):
             raise InputError(f"autojudge: rule 'topk' needs top_k >= 1, got {self.top_k}")
-        if self.rule == "judge" and self.judge_head is None:
-            raise InputError("autojudge: rule 'judge' needs judge_head (a .pt or .json file)")
-        if self.rule == "divergence":
-            if self.divergence not in get_args(Divergence):
-                raise InputError(
-                    f"autojudge: unknown divergence {self.divergence!r}; expected one of "
-                    f"{get_args(Divergence)}"
-                )
-            if self.threshold is None:
-                raise InputError("autojudge: rule 'divergence' needs a threshold")
+        if self.rule == "judge" and not self.judge_head:
+            raise InputError("autojudge: rule 'judge' needs judge_head (a head file or models:/name@alias)")
+        if self.divergence not in DIVERGENCES:
+            raise InputError(
+                f"autojudge: unknown divergence {self.divergence!r}; expected one of {sorted(DIVERGENCES)}"
+            )
+        if self.rule == "divergence" and self.threshold is None:
+            raise InputError("autojudge: rule 'divergence' needs a threshold")
         if self.threshold is not None and not math.isfinite(self.threshold):
             raise InputError(f"autojudge: threshold must be finite, got {self.threshold}")
 
@@ -70,68 +71,49 @@ class PluginConfig:
         return self.rule
 
 
-def _from_mapping(raw: Mapping[str, Any], origin: str) -> PluginConfig:
-    unknown = set(raw) - set(_KEYS)
+def _parse(raw: Mapping[str, Any], allowed: tuple[str, ...], origin: str) -> dict[str, Any]:
+    """Typed values of the keys of ``raw`` (empty strings count as unset)."""
+    unknown = set(raw) - set(allowed)
     if unknown:
-        raise InputError(f"autojudge: unknown keys {sorted(unknown)} in {origin}; allowed: {list(_KEYS)}")
-    if "rule" not in raw:
-        raise InputError(f"autojudge: {origin} must name a 'rule'")
+        raise InputError(f"autojudge: unknown keys {sorted(unknown)} in {origin}; allowed: {list(allowed)}")
+    converters = {"rule": str, "top_k": int, "judge_head": str, "threshold": float, "divergence": str}
     try:
-        return PluginConfig(
-            rule=str(raw["rule"]),  # type: ignore[arg-type]  # validated in __post_init__
-            top_k=None if raw.get("top_k") in (None, "") else int(raw["top_k"]),
-            judge_head=None if raw.get("judge_head") in (None, "") else Path(str(raw["judge_head"])),
-            threshold=None if raw.get("threshold") in (None, "") else float(raw["threshold"]),
-            divergence=str(raw.get("divergence") or "kl"),  # type: ignore[arg-type]
-        )
+        return {key: converters[key](value) for key, value in raw.items() if value not in (None, "")}
     except (TypeError, ValueError) as exc:
         raise InputError(f"autojudge: bad value in {origin}: {exc}") from exc
+
+
+def parse_config(raw: Mapping[str, Any], origin: str = f"additional_config[{CONFIG_KEY!r}]") -> PluginConfig:
+    """An engine's config from a mapping with the keys in ``KEYS``."""
+    if not isinstance(raw, Mapping):
+        raise InputError(f"autojudge: {origin} must be a dict, got {type(raw).__name__}")
+    values = _parse(raw, KEYS, origin)
+    if "rule" not in values:
+        raise InputError(f"autojudge: {origin} must name a 'rule'")
+    return PluginConfig(**values)
 
 
 def resolve_config(additional_config: object, environ: Mapping[str, str]) -> PluginConfig | None:
     """The engine's plugin config: ``additional_config["autojudge"]``, else env vars, else None (off)."""
     if isinstance(additional_config, Mapping) and additional_config.get(CONFIG_KEY) is not None:
-        raw = additional_config[CONFIG_KEY]
-        if not isinstance(raw, Mapping):
-            raise InputError(f"autojudge: additional_config[{CONFIG_KEY!r}] must be a dict, got {type(raw)}")
-        return _from_mapping(raw, f"additional_config[{CONFIG_KEY!r}]")
+        return parse_config(additional_config[CONFIG_KEY])
     if not environ.get(ENV_PREFIX + "RULE"):
         return None
-    raw_env = {key: environ[ENV_PREFIX + key.upper()] for key in _KEYS if ENV_PREFIX + key.upper() in environ}
-    return _from_mapping(raw_env, f"{ENV_PREFIX}* environment variables")
+    raw = {key: environ[ENV_PREFIX + key.upper()] for key in KEYS if ENV_PREFIX + key.upper() in environ}
+    return parse_config(raw, f"{ENV_PREFIX}* environment variables")
 
 
-@dataclass(frozen=True)
-class JudgeHead:
-    """Logistic-regression judge: p = sigmoid(weight · h + bias); a mismatch is accepted if p < threshold."""
-
-    weight: torch.Tensor  # [hidden_size] float32
-    bias: float
-    threshold: float
-    hidden_size: int
-
-
-def load_judge_head(path: Path) -> JudgeHead:
-    """Read a head from ``.json`` or ``.pt`` holding ``weight``, ``bias``, ``threshold``, ``hidden_size``."""
-    if not path.is_file():
-        raise InputError(f"autojudge: judge head file not found: {path}")
-    if path.suffix == ".json":
-        raw: Any = json.loads(path.read_text())
-    elif path.suffix in (".pt", ".pth"):
-        raw = torch.load(path, map_location="cpu", weights_only=True)
-    else:
-        raise InputError(f"autojudge: judge head must be .json or .pt, got {path}")
+def request_config(engine: PluginConfig, extra_args: Mapping[str, Any] | None) -> PluginConfig:
+    """The config one request runs with: the engine's, with ``extra_args["autojudge"]`` applied."""
+    raw = (extra_args or {}).get(CONFIG_KEY)
+    if raw is None:
+        return engine
+    origin = f"SamplingParams.extra_args[{CONFIG_KEY!r}]"
     if not isinstance(raw, Mapping):
-        raise InputError(f"autojudge: judge head {path} must hold a dict, got {type(raw)}")
-    missing = {"weight", "bias", "threshold", "hidden_size"} - set(raw)
-    if missing:
-        raise InputError(f"autojudge: judge head {path} lacks {sorted(missing)}")
-    weight = torch.as_tensor(raw["weight"], dtype=torch.float32).flatten()
-    hidden_size = int(raw["hidden_size"])
-    if weight.numel() != hidden_size:
-        raise InputError(
-            f"autojudge: judge head {path} has {weight.numel()} weights but hidden_size={hidden_size}"
-        )
-    return JudgeHead(
-        weight=weight, bias=float(raw["bias"]), threshold=float(raw["threshold"]), hidden_size=hidden_size
-    )
+        raise InputError(f"autojudge: {origin} must be a dict, got {type(raw).__name__}")
+    values = _parse(raw, REQUEST_KEYS, origin)
+    if values.get("rule") == "divergence" and engine.rule != "divergence":
+        raise InputError(f"autojudge: {origin} asks for rule 'divergence' on an engine whose rule is not")
+    if "rule" in values and values["rule"] != engine.rule and "threshold" not in values:
+        values["threshold"] = None  # the engine's threshold belongs to the engine's rule
+    return replace(engine, **values)

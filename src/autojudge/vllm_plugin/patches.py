@@ -7,7 +7,7 @@ build always uses and the CUDA build uses with ``VLLM_USE_V2_MODEL_RUNNER=0``:
   ``RejectionSampler.forward`` at call time): the decision itself. Everything around it —
   bonus-token sampling, logits processors, logprobs — stays vLLM's.
 * ``GPUModelRunner.__init__``: reads the engine's config and builds the rule (fails fast on a
-  judge head whose hidden size does not match the target).
+  judge head whose hidden sizes, tokenizer or features do not fit the models).
 * ``GPUModelRunner.sample_tokens``: exposes, for the duration of one verification, the target's
   hidden states at the draft positions and the drafter's logits, through a ContextVar.
 * ``GPUModelRunner.propose_draft_token_ids`` and ``SpecDecodeBaseProposer.propose`` /
@@ -26,16 +26,19 @@ import logging
 import os
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 import torch
 
-from autojudge.errors import InputError, ModelPairError
-from autojudge.vllm_plugin.config import PluginConfig, resolve_config
+from autojudge.decoding.rules import AcceptanceRule, Window
+from autojudge.errors import AutoJudgeError, InputError, ModelPairError
+from autojudge.heads.artifact import JudgeHead
+from autojudge.vllm_plugin.config import PluginConfig, request_config, resolve_config
+from autojudge.vllm_plugin.heads import load_checked_head
 from autojudge.vllm_plugin.hooks import when_imported
-from autojudge.vllm_plugin.verify import MismatchRule, build_rule, greedy_verify
+from autojudge.vllm_plugin.verify import accept_mismatch, build_rule, greedy_verify
 
 logger = logging.getLogger("vllm.autojudge")  # child of "vllm": printed with vLLM's handlers
 
@@ -60,10 +63,11 @@ _ORIGINAL = "_autojudge_original"
 
 @dataclass(frozen=True)
 class StepContext:
-    """What one verification step's rule may look at beyond vLLM's own arguments."""
+    """What one verification step decides with beyond vLLM's own arguments."""
 
-    rule: MismatchRule
-    draft_hidden: torch.Tensor | None  # [N, H] target hidden state at each draft token's position
+    rules: list[AcceptanceRule]  # the distinct rules of this step's requests
+    rule_of_row: torch.Tensor | None  # [N] index into rules per draft row (None: one rule)
+    target_hidden: torch.Tensor  # [N, H] target hidden state at each draft token's position
     draft_logits: torch.Tensor | None  # [N, V] drafter logits each draft token was chosen from
 
 
@@ -72,9 +76,52 @@ class RunnerState:
     """The plugin's state on one model runner."""
 
     config: PluginConfig
-    rule: MismatchRule
+    head: JudgeHead | None  # the engine's judge head, checked against its models
+    rules: dict[PluginConfig, AcceptanceRule] = field(default_factory=dict)
+    rejected_overrides: set[str] = field(default_factory=set)  # requests already warned about
+    capture_draft_logits: bool = False
     draft_logits: torch.Tensor | None = None  # [B', K, V] from the last proposal
     draft_req_ids: list[str] | None = None  # request id of each of its B' rows
+
+    def _head(self, location: str) -> JudgeHead:
+        assert self.head is not None and location == self.config.judge_head
+        return self.head
+
+    def rule(self, config: PluginConfig) -> AcceptanceRule:
+        """The (cached) rule for one config."""
+        if config not in self.rules:
+            self.rules[config] = build_rule(config, self._head)
+        return self.rules[config]
+
+    def request_rule(self, req_id: str, sampling_params: Any) -> AcceptanceRule:
+        """The rule of one request: the engine's, or its valid ``extra_args`` override."""
+        try:
+            config = request_config(self.config, getattr(sampling_params, "extra_args", None))
+        except AutoJudgeError as error:
+            if req_id not in self.rejected_overrides:
+                self.rejected_overrides.add(req_id)
+                logger.error("autojudge: request %s keeps the engine's rule: %s", req_id, error)
+            config = self.config
+        return self.rule(config)
+
+    def step_rules(
+        self, runner: Any, num_draft_tokens: list[int]
+    ) -> tuple[list[AcceptanceRule], torch.Tensor | None]:
+        """The distinct rules of the requests in this verification and, if several, each row's rule."""
+        rules: list[AcceptanceRule] = []
+        per_row: list[int] = []
+        for req_id, count in zip(runner.input_batch.req_ids, num_draft_tokens, strict=False):
+            if count == 0:
+                continue
+            state = runner.requests.get(req_id)
+            rule = self.request_rule(req_id, None if state is None else state.sampling_params)
+            if rule not in rules:
+                rules.append(rule)
+            per_row.extend([rules.index(rule)] * count)
+        if len(rules) <= 1:
+            return rules or [self.rule(self.config)], None
+        rows = torch.tensor(per_row, dtype=torch.long).to(runner.device, non_blocking=True)
+        return rules, rows
 
     def take_draft_logits(self, req_ids: list[str], num_draft_tokens: list[int]) -> torch.Tensor | None:
         """[N, V] drafter logits in verification row order, or None if any request lacks them."""
@@ -135,9 +182,13 @@ def _patch_rejection_sampler(module: ModuleType) -> None:
         metadata = a["sampling_metadata"]
         if a["synthetic_mode"] or metadata.all_random:
             return original(*args, **kwargs)
-        accept = ctx.rule.accept_mismatch(
-            a["draft_token_ids"], a["target_logits"], ctx.draft_hidden, ctx.draft_logits
+        window = Window(
+            draft_tokens=a["draft_token_ids"],
+            target_logits=a["target_logits"],
+            draft_logits=ctx.draft_logits,
+            target_hidden=ctx.target_hidden,
         )
+        accept = accept_mismatch(ctx.rules, ctx.rule_of_row, window)
         ours = greedy_verify(
             a["draft_token_ids"],
             a["cu_num_draft_tokens"],
@@ -224,8 +275,20 @@ def _make_runner_state(runner: Any) -> RunnerState | None:
         )
     if spec.method != "draft_model":
         logger.warning("autojudge: designed for method 'draft_model', engine uses %r", spec.method)
-    rule = build_rule(config, hidden_size=runner.model_config.get_hidden_size(), device=runner.device)
-    if rule.needs_draft_logits:
+    head = None
+    if config.judge_head:
+        target, draft = runner.model_config, spec.draft_model_config
+        head = load_checked_head(
+            config.judge_head,
+            target.model,
+            draft.model if draft is not None else "(no draft model)",
+            target.get_hidden_size(),
+            draft.get_hidden_size() if draft is not None else 0,
+        )
+        head.weight = head.weight.to(device=runner.device, dtype=torch.float32)
+    state = RunnerState(config=config, head=head, capture_draft_logits=config.rule == "divergence")
+    state.rule(config)  # build the engine's rule now: bad settings stop the engine at start
+    if state.capture_draft_logits:
         from vllm.v1.spec_decode.llm_base_proposer import SpecDecodeBaseProposer
 
         drafter = getattr(runner, "drafter", None)
@@ -240,7 +303,7 @@ def _make_runner_state(runner: Any) -> RunnerState | None:
             )
         drafter._autojudge_capture_enabled = True
     logger.info("autojudge: greedy verification rule %s (spec method %s)", config.describe(), spec.method)
-    return RunnerState(config=config, rule=rule)
+    return state
 
 
 def _patch_v1_runner(module: ModuleType) -> None:
@@ -263,15 +326,15 @@ def _patch_v1_runner(module: ModuleType) -> None:
         if state is None or pending is None or pending.spec_decode_metadata is None:
             return sample_tokens(self, *args, **kwargs)
         metadata = pending.spec_decode_metadata
-        draft_hidden = draft_logits = None
-        if state.rule.needs_hidden:
-            # Row r of sample_hidden_states produced logits row r; the row after a draft's own
-            # target row is where the target read that draft token (vLLM takes the draft ids
-            # from the same rows: input_ids[logits_indices][target_logits_indices + 1]).
-            draft_hidden = pending.sample_hidden_states[metadata.target_logits_indices.long() + 1]
-        if state.rule.needs_draft_logits:
+        rules, rule_of_row = state.step_rules(self, metadata.num_draft_tokens)
+        # Row r of sample_hidden_states produced logits row r; the row after a draft's own
+        # target row is where the target read that draft token (vLLM takes the draft ids
+        # from the same rows: input_ids[logits_indices][target_logits_indices + 1]).
+        target_hidden = pending.sample_hidden_states[metadata.target_logits_indices.long() + 1]
+        draft_logits = None
+        if state.capture_draft_logits:
             draft_logits = state.take_draft_logits(list(self.input_batch.req_ids), metadata.num_draft_tokens)
-        token = _ACTIVE.set(StepContext(state.rule, draft_hidden, draft_logits))
+        token = _ACTIVE.set(StepContext(rules, rule_of_row, target_hidden, draft_logits))
         try:
             return sample_tokens(self, *args, **kwargs)
         finally:
@@ -280,7 +343,7 @@ def _patch_v1_runner(module: ModuleType) -> None:
     def propose_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = propose(self, *args, **kwargs)
         state: RunnerState | None = getattr(self, "_autojudge", None)
-        if state is not None and state.rule.needs_draft_logits:
+        if state is not None and state.capture_draft_logits:
             logits = getattr(self.drafter, "_autojudge_draft_logits", None)
             self.drafter._autojudge_draft_logits = None
             state.draft_logits = logits

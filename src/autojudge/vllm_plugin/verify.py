@@ -7,160 +7,61 @@ Layout follows vLLM v1's rejection sampler: the draft tokens of all requests are
 ``[B, max_spec_len + 1]`` int32, accepted tokens then one correction or bonus token, padded
 with -1 (vLLM's ``PLACEHOLDER_TOKEN_ID``).
 
+The decisions are the reference engine's rules (``decoding.rules``, ``decoding.training_free``):
+they are row-wise, so one ``Window`` holding all N rows serves the whole batch.
+
 No step synchronises with the host: sizes come from tensor shapes and the Python
 ``max_spec_len``; there are no loops over the batch.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from collections.abc import Callable
 
 import torch
 
-from autojudge.errors import InputError, ModelPairError
-from autojudge.vllm_plugin.config import JudgeHead, PluginConfig, load_judge_head
+from autojudge.decoding.rules import AcceptanceRule, ExactMatch, JudgeRule, TopK, Window
+from autojudge.decoding.training_free import FuzzyRule
+from autojudge.heads.artifact import JudgeHead
+from autojudge.vllm_plugin.config import PluginConfig
 
 PLACEHOLDER_TOKEN_ID = -1
 
-
-class MismatchRule(ABC):
-    """Decides, per flattened draft row, whether a draft token may be accepted despite a mismatch."""
-
-    name: str = ""
-    needs_hidden: bool = False  # target last-layer hidden state at each draft token's position
-    needs_draft_logits: bool = False  # the logits the drafter chose each draft token from
-
-    @abstractmethod
-    def accept_mismatch(
-        self,
-        draft_token_ids: torch.Tensor,  # [N] int
-        target_logits: torch.Tensor,  # [N, V] float32
-        draft_hidden: torch.Tensor | None,  # [N, H]
-        draft_logits: torch.Tensor | None,  # [N, V]
-    ) -> torch.Tensor:
-        """[N] bool: accept row n even if its draft token is not the target's argmax."""
+HeadLoader = Callable[[str], JudgeHead]
 
 
-class ExactRule(MismatchRule):
-    """Lossless: never accept a mismatch (vLLM's own greedy verification)."""
-
-    name = "exact"
-
-    def accept_mismatch(
-        self,
-        draft_token_ids: torch.Tensor,
-        target_logits: torch.Tensor,
-        draft_hidden: torch.Tensor | None,
-        draft_logits: torch.Tensor | None,
-    ) -> torch.Tensor:
-        return torch.zeros_like(draft_token_ids, dtype=torch.bool)
-
-
-class TopKRule(MismatchRule):
-    """Accept a draft token that is among the target's K highest logits."""
-
-    name = "topk"
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-
-    def accept_mismatch(
-        self,
-        draft_token_ids: torch.Tensor,
-        target_logits: torch.Tensor,
-        draft_hidden: torch.Tensor | None,
-        draft_logits: torch.Tensor | None,
-    ) -> torch.Tensor:
-        if self.k >= target_logits.shape[-1]:
-            return torch.ones_like(draft_token_ids, dtype=torch.bool)
-        top = target_logits.topk(self.k, dim=-1).indices  # [N, K]
-        return (top == draft_token_ids.long().unsqueeze(-1)).any(dim=-1)
-
-
-class JudgeRule(MismatchRule):
-    """Logistic regression on the target's hidden state at the draft token: accept if p < threshold."""
-
-    name = "judge"
-    needs_hidden = True
-
-    def __init__(self, head: JudgeHead, threshold: float, device: torch.device) -> None:
-        self.weight = head.weight.to(device=device, dtype=torch.float32)
-        self.bias = head.bias
-        self.threshold = threshold
-        self.hidden_size = head.hidden_size
-
-    def probability(self, hidden: torch.Tensor) -> torch.Tensor:
-        """[N] p(mismatch matters) for hidden states [N, H]."""
-        return torch.sigmoid(hidden.float() @ self.weight + self.bias)
-
-    def accept_mismatch(
-        self,
-        draft_token_ids: torch.Tensor,
-        target_logits: torch.Tensor,
-        draft_hidden: torch.Tensor | None,
-        draft_logits: torch.Tensor | None,
-    ) -> torch.Tensor:
-        assert draft_hidden is not None, "judge rule needs the target hidden states"
-        return self.probability(draft_hidden) < self.threshold
-
-
-class DivergenceRule(MismatchRule):
-    """Accept when the target and draft next-token distributions are close (KL/JS/TV < threshold)."""
-
-    name = "divergence"
-    needs_draft_logits = True
-
-    def __init__(self, metric: str, threshold: float) -> None:
-        self.metric = metric
-        self.threshold = threshold
-
-    def divergence(self, target_logits: torch.Tensor, draft_logits: torch.Tensor) -> torch.Tensor:
-        """[N] divergence between softmax(target) and softmax(draft); KL is KL(target || draft)."""
-        vocab = min(target_logits.shape[-1], draft_logits.shape[-1])
-        log_p = target_logits[:, :vocab].float().log_softmax(dim=-1)
-        log_q = draft_logits[:, :vocab].float().log_softmax(dim=-1)
-        if self.metric == "kl":
-            return (log_p.exp() * (log_p - log_q)).sum(dim=-1)
-        if self.metric == "tv":
-            return 0.5 * (log_p.exp() - log_q.exp()).abs().sum(dim=-1)
-        log_m = torch.logaddexp(log_p, log_q) - torch.log(torch.tensor(2.0, device=log_p.device))
-        kl_pm = (log_p.exp() * (log_p - log_m)).sum(dim=-1)
-        kl_qm = (log_q.exp() * (log_q - log_m)).sum(dim=-1)
-        return 0.5 * (kl_pm + kl_qm)
-
-    def accept_mismatch(
-        self,
-        draft_token_ids: torch.Tensor,
-        target_logits: torch.Tensor,
-        draft_hidden: torch.Tensor | None,
-        draft_logits: torch.Tensor | None,
-    ) -> torch.Tensor:
-        if draft_logits is None:  # drafter output not captured this step: stay lossless
-            return torch.zeros_like(draft_token_ids, dtype=torch.bool)
-        return self.divergence(target_logits, draft_logits) < self.threshold
-
-
-def build_rule(config: PluginConfig, *, hidden_size: int, device: torch.device) -> MismatchRule:
-    """Instantiate the configured rule; checks a judge head against the target's hidden size."""
-    if config.rule == "exact":
-        return ExactRule()
+def build_rule(config: PluginConfig, load_head: HeadLoader) -> AcceptanceRule:
+    """The reference engine's rule for ``config`` (judge heads come from ``load_head``)."""
     if config.rule == "topk":
         assert config.top_k is not None
-        return TopKRule(config.top_k)
+        return TopK(config.top_k)
     if config.rule == "judge":
         assert config.judge_head is not None
-        head = load_judge_head(config.judge_head)
-        if head.hidden_size != hidden_size:
-            raise ModelPairError(
-                f"autojudge: judge head {config.judge_head} expects hidden size {head.hidden_size}, "
-                f"but the target model's last-layer hidden size is {hidden_size}"
-            )
-        threshold = head.threshold if config.threshold is None else config.threshold
-        return JudgeRule(head, threshold, device)
+        return JudgeRule(load_head(config.judge_head), config.threshold)
     if config.rule == "divergence":
         assert config.threshold is not None
-        return DivergenceRule(config.divergence, config.threshold)
-    raise InputError(f"autojudge: unknown rule {config.rule!r}")
+        return FuzzyRule(config.threshold, config.divergence)
+    return ExactMatch()
+
+
+def accept_mismatch(
+    rules: list[AcceptanceRule], rule_of_row: torch.Tensor | None, window: Window
+) -> torch.Tensor:
+    """[N] bool: each row decided by ``rules[rule_of_row[n]]`` (one rule: ``rule_of_row`` may be None)."""
+    if len(rules) == 1:
+        return _decide(rules[0], window)
+    assert rule_of_row is not None
+    accept = torch.zeros_like(window.draft_tokens, dtype=torch.bool)
+    for index, rule in enumerate(rules):
+        accept = torch.where(rule_of_row == index, _decide(rule, window), accept)
+    return accept
+
+
+def _decide(rule: AcceptanceRule, window: Window) -> torch.Tensor:
+    """The rule's decision; lossless for a divergence rule in a step whose drafter logits were not kept."""
+    if isinstance(rule, FuzzyRule) and window.draft_logits is None:
+        return torch.zeros_like(window.draft_tokens, dtype=torch.bool)
+    return rule.accept_mismatch(window)
 
 
 def greedy_verify(

@@ -1,0 +1,1 @@
+"""SelfJudge: labels from the target's own likelihoods (semantic preservation), no answer checker needed."""

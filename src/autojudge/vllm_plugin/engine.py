@@ -1,0 +1,150 @@
+"""A vLLM draft-model speculative engine with the autojudge plugin configured, and greedy decoding with it.
+
+Two functions and one result type::
+
+    from autojudge.vllm_plugin.engine import decode, speculative_llm
+
+    llm = speculative_llm(
+        "models/toy/target", "models/toy/draft", window=8,
+        rule_config={"rule": "judge", "judge_head": "heads/head.safetensors"},  # None: plugin off
+        engine_kwargs={"kv_cache_memory_bytes": 1 << 28, "enforce_eager": True},  # CPU build
+    )
+    results = decode(llm, prompts, max_new_tokens=192, eos_token_ids={2})
+    results = decode(llm, prompts, 192, {2}, override={"threshold": 0.0})  # per-request rule
+    results[0].tokens, results[0].target_passes, results[0].mat
+    llm.llm_engine.engine_core.shutdown()
+
+``rule_config`` takes the keys of :mod:`autojudge.vllm_plugin.config` (``rule``, ``top_k``,
+``judge_head``, ``threshold``, ``divergence``); it is checked here, before vLLM starts (a judge
+head against the models' hidden sizes and tokenizer). ``override`` changes ``rule``,
+``threshold``, ``top_k`` or ``divergence`` for the requests of one ``decode`` call without a new
+engine (only on an engine with the plugin on).
+
+Counting target passes: vLLM reports per request (``per_request_spec_decode_metrics``) how many
+verification steps it ran and how many draft tokens they accepted. A request's target passes
+are its prefill, its verification steps, and any decode step without drafts (each of which
+yields one token; inferred from the token count). MAT = generated tokens / target passes, as in
+the reference engine. vLLM starts processes: callers must run under ``if __name__ == "__main__":``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autojudge.errors import InputError
+from autojudge.vllm_plugin.config import CONFIG_KEY, parse_config, request_config, resolve_config
+from autojudge.vllm_plugin.heads import hidden_size, load_checked_head
+
+
+@dataclass(frozen=True)
+class SpecResult:
+    """One request's generated tokens and speculative-decoding counters."""
+
+    tokens: list[int]
+    spec_steps: int  # verification passes (target passes that checked drafts)
+    draft_tokens: int  # draft tokens proposed to them
+    accepted_draft_tokens: int
+    target_passes: int
+
+    @property
+    def mat(self) -> float:
+        """Mean accepted tokens: generated tokens per target forward pass."""
+        return len(self.tokens) / self.target_passes if self.target_passes else 0.0
+
+
+def speculative_llm(
+    target: str | Path,
+    draft: str | Path,
+    window: int,
+    rule_config: Mapping[str, Any] | None,
+    engine_kwargs: Mapping[str, Any] | None = None,
+    dtype: str = "float32",
+    max_model_len: int = 512,
+    seed: int = 0,
+) -> Any:
+    """A ``vllm.LLM`` doing draft-model SD with ``window`` draft tokens; the plugin on iff ``rule_config``."""
+    for role, path in (("target", target), ("draft", draft)):
+        if not Path(path).exists():
+            raise InputError(f"vllm speculative engine: {role} model not found: {path}")
+    if window < 1:
+        raise InputError(f"vllm speculative engine: the draft window must be at least 1, got {window}")
+    kwargs = dict(engine_kwargs or {})
+    if rule_config is not None:
+        config = parse_config(rule_config)
+        if config.judge_head:
+            load_checked_head(config.judge_head, target, draft, hidden_size(target), hidden_size(draft))
+        additional = dict(kwargs.pop("additional_config", None) or {})
+        additional[CONFIG_KEY] = dict(rule_config)
+        kwargs["additional_config"] = additional
+        os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "0")  # the plugin patches the V1 runner
+    from vllm import LLM
+
+    return LLM(
+        model=str(target),
+        dtype=dtype,
+        max_model_len=max_model_len,
+        seed=seed,
+        speculative_config={
+            "method": "draft_model",
+            "model": str(draft),
+            "num_speculative_tokens": window,
+            "max_model_len": max_model_len,
+        },
+        per_request_spec_decode_metrics="summary",
+        **kwargs,
+    )
+
+
+def _result(completion: Any) -> SpecResult:
+    tokens = list(completion.token_ids)
+    metrics = completion.spec_decode_metrics
+    summary = metrics.to_dict() if metrics is not None else {}
+    steps = int(summary.get("num_spec_steps", 0))
+    accepted = int(summary.get("num_accepted_draft_tokens", 0))
+    without_drafts = max(0, len(tokens) - 1 - steps - accepted)
+    return SpecResult(
+        tokens=tokens,
+        spec_steps=steps,
+        draft_tokens=int(summary.get("num_draft_tokens", 0)),
+        accepted_draft_tokens=accepted,
+        target_passes=(1 + steps + without_drafts) if tokens else 0,
+    )
+
+
+def decode(
+    llm: Any,
+    prompts: Sequence[Sequence[int]],
+    max_new_tokens: int | Sequence[int],
+    eos_token_ids: set[int],
+    override: Mapping[str, Any] | None = None,
+) -> list[SpecResult]:
+    """Greedy decoding of token-id prompts (stopping at ``eos_token_ids``; caps per prompt or one for all)."""
+    from vllm import SamplingParams
+    from vllm.inputs import TokensPrompt
+
+    extra_args = None
+    if override is not None:
+        engine = resolve_config(llm.llm_engine.vllm_config.additional_config, os.environ)
+        if engine is None:
+            raise InputError("autojudge: a rule override needs an engine with the plugin on")
+        request_config(engine, {CONFIG_KEY: override})  # refuse bad overrides here, not in the engine
+        extra_args = {CONFIG_KEY: dict(override)}
+    caps = [max_new_tokens] * len(prompts) if isinstance(max_new_tokens, int) else list(max_new_tokens)
+    sampling = [
+        SamplingParams(
+            temperature=0.0,
+            max_tokens=cap,
+            stop_token_ids=sorted(eos_token_ids),
+            detokenize=False,
+            extra_args=extra_args,
+        )
+        for cap in caps
+    ]
+    outputs = llm.generate(
+        [TokensPrompt(prompt_token_ids=list(p)) for p in prompts], sampling, use_tqdm=False
+    )
+    return [_result(output.outputs[0]) for output in outputs]

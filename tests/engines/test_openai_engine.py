@@ -1,0 +1,108 @@
+"""The openai engine against a real `vllm serve` (vLLM's OpenAI-compatible server) on loopback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from autojudge.engines.hf import HFEngine
+from autojudge.engines.openai_engine import OpenAIEngine
+from autojudge.errors import InputError
+from autojudge.mining.draft_predictions import DraftPredictor
+from autojudge.mining.search import ImportantTokenSearch, MiningProblem
+from autojudge.models.prompts import encode_prompt
+
+SERVER_START_SECONDS = 420
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def served_target(repo, params, tmp_path_factory):
+    """`vllm serve` of the toy target (run as its module: the CPU wheel's `vllm` script needs the
+    distribution name `vllm`), stopped with its process group when the module's tests end."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("vllm-serve") / "server.log"
+    command = [
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(repo / params.pair.target), "--served-model-name", "target",
+        "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32",
+        "--max-model-len", str(params.mining.vllm.max_model_len), "--enforce-eager",
+        "--kv-cache-memory-bytes", str(params.mining.vllm.engine_kwargs["kv_cache_memory_bytes"]),
+    ]  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    with log.open("w") as output:
+        server = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        while not _healthy(url):
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"vllm serve did not come up:\n{log.read_text()[-3000:]}")
+            time.sleep(2)
+        yield f"{url}/v1"
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_served_target_continues_prefixes_like_target_greedy(served_target, toy_pair, toy_target_greedy):
+    engine = OpenAIEngine(served_target, "target", toy_pair.eos_token_ids, concurrency=8)
+    prompts = [prompt for _, prompt, _ in toy_target_greedy.items[:16]]
+    expected = [response for _, _, response in toy_target_greedy.items[:16]]
+    assert engine.continue_prefixes(prompts, [toy_target_greedy.max_new_tokens] * 16) == expected
+    halves = [p + r[: len(r) // 2] for p, r in zip(prompts, expected, strict=True)]
+    continued = engine.continue_prefixes(halves, [len(r) - len(r) // 2 for r in expected])
+    assert continued == [r[len(r) // 2 :] for r in expected]
+    assert engine.continue_prefixes(prompts[:1], [0]) == [[]]
+
+
+@pytest.mark.slow
+def test_mining_through_the_server_gives_the_hf_labels(served_target, toy_pair, arith_task):
+    problems = [
+        MiningProblem(e.id, encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e)))
+        for e in arith_task.load_split("train", 8)
+    ]
+
+    def mine(engine):
+        draft = DraftPredictor(toy_pair.draft, toy_pair.vocab_size, toy_pair.pad_token_id, batch_size=8)
+        search = ImportantTokenSearch(
+            arith_task, toy_pair.tokenizer, engine, draft, 192, toy_pair.eos_token_ids, 8
+        )
+        return {r.id: (r.mismatches, r.response_ids) for r in search.run(problems)}
+
+    served = mine(OpenAIEngine(served_target, "target", toy_pair.eos_token_ids, concurrency=8))
+    local = mine(HFEngine(toy_pair.target, toy_pair.pad_token_id, toy_pair.eos_token_ids, batch_size=8))
+    assert served == local
+    assert sum(len(mismatches) for mismatches, _ in served.values()) > 0
+
+
+def test_unreachable_server_is_named():
+    engine = OpenAIEngine(f"http://127.0.0.1:{_free_port()}/v1", "target", {0}, concurrency=1)
+    with pytest.raises(InputError, match=r"openai engine: request to http://127\.0\.0\.1:\d+/v1/completions"):
+        engine.continue_prefixes([[1, 2, 3]], [4])

@@ -1,0 +1,71 @@
+"""Pair presets: each validates against the params schema offline, and applying one rewrites params.yaml."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import yaml
+
+from autojudge.errors import InputError
+from autojudge.presets import apply_preset, available_presets, merged_params, overlay
+from autojudge.runtime import pair_from, task_from
+
+REAL_PRESETS = ["gsm8k-llama", "gsm8k-qwen"]
+
+
+@pytest.fixture
+def project(repo, tmp_path):
+    shutil.copy(repo / "params.yaml", tmp_path / "params.yaml")
+    shutil.copytree(repo / "presets", tmp_path / "presets")
+    return tmp_path
+
+
+def test_overlay_merges_mappings_and_drops_nulls():
+    base = {"a": {"x": 1, "y": 2}, "b": 3, "c": {"z": 1}}
+    assert overlay(base, {"a": {"y": 5, "w": 6}, "b": None, "c": 7}) == {
+        "a": {"x": 1, "y": 5, "w": 6},
+        "c": 7,
+    }
+    assert base == {"a": {"x": 1, "y": 2}, "b": 3, "c": {"z": 1}}
+
+
+def test_the_documented_presets_exist(repo):
+    assert available_presets(repo) == sorted(["toy", *REAL_PRESETS])
+
+
+@pytest.mark.parametrize("name", REAL_PRESETS)
+def test_real_presets_validate_without_downloading(project, name):
+    raw, params = merged_params(project, name)
+    assert params.task.name == "gsm8k" and params.toy is None
+    assert params.pair.device == "cuda" and params.pair.dtype == "bfloat16" and params.pair.chat_template
+    assert params.features.dtype == "float32"  # appendix C
+    engine_kwargs = params.mining.vllm.engine_kwargs
+    assert "kv_cache_memory_bytes" not in engine_kwargs and 0 < engine_kwargs["gpu_memory_utilization"] < 1
+    assert params.mining.max_response_tokens <= params.mining.vllm.max_model_len
+    assert params.pair.draft != params.pair.target
+    # The toy settings of everything the preset leaves alone are kept.
+    assert raw["train"] == yaml.safe_load((project / "params.yaml").read_text())["train"]
+    # Nothing is downloaded: a worker without the weights or data gets a clear error naming them.
+    with pytest.raises(InputError, match="model not found: models/"):
+        pair_from(params)
+    with pytest.raises(InputError, match="gsm8k"):
+        task_from(params).load_split("test")
+
+
+def test_apply_preset_rewrites_params_and_toy_changes_nothing(project):
+    original = (project / "params.yaml").read_text()
+    apply_preset(project, "toy")
+    assert (project / "params.yaml").read_text() == original
+    apply_preset(project, "gsm8k-qwen")
+    _, params = merged_params(project, "toy")
+    assert params.pair.name == "qwen2.5-0.5b-qwen2.5-7b"
+
+
+def test_unknown_or_broken_presets_are_named(project):
+    with pytest.raises(InputError, match=r"unknown preset 'llama-70b'.*available: \['gsm8k-llama'"):
+        apply_preset(project, "llama-70b")
+    (project / "presets" / "broken.yaml").write_text("decoding: {window: 0}\n")
+    with pytest.raises(InputError, match=r"broken\.yaml: invalid parameters: decoding\.window"):
+        apply_preset(project, "broken")
+    assert "window: 0" not in (project / "params.yaml").read_text()

@@ -1,0 +1,96 @@
+"""Plugin configuration and head checks, without starting vLLM."""
+
+import pytest
+import torch
+
+from autojudge.errors import InputError, ModelPairError
+from autojudge.features.hidden_states import FeatureSpec
+from autojudge.heads.artifact import JudgeHead
+from autojudge.models.pair import load_tokenizer, tokenizer_hash
+from autojudge.vllm_plugin.config import PluginConfig, parse_config, request_config, resolve_config
+from autojudge.vllm_plugin.heads import hidden_size, load_checked_head
+
+
+def test_off_unless_an_engine_asks():
+    assert resolve_config(None, {}) is None
+    assert resolve_config({"other": 1}, {"AUTOJUDGE_VLLM_RULE": ""}) is None
+
+
+def test_additional_config_wins_over_the_environment():
+    environ = {"AUTOJUDGE_VLLM_RULE": "topk", "AUTOJUDGE_VLLM_TOP_K": "8"}
+    assert resolve_config(None, environ) == PluginConfig("topk", top_k=8)
+    chosen = resolve_config({"autojudge": {"rule": "judge", "judge_head": "h", "threshold": 0.5}}, environ)
+    assert chosen == PluginConfig("judge", judge_head="h", threshold=0.5)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"rule": "greedy"}, "unknown rule 'greedy'"),
+        ({"rule": "topk"}, "needs top_k >= 1"),
+        ({"rule": "topk", "top_k": "many"}, "bad value"),
+        ({"rule": "judge"}, "needs judge_head"),
+        ({"rule": "divergence", "divergence": "kl"}, "needs a threshold"),
+        ({"rule": "divergence", "divergence": "hellinger", "threshold": 0.1}, "unknown divergence"),
+        ({"rule": "exact", "window": 3}, r"unknown keys \['window'\]"),
+        ({"top_k": 3}, "must name a 'rule'"),
+        ({"rule": "judge", "judge_head": "h", "threshold": "nan"}, "must be finite"),
+    ],
+)
+def test_bad_engine_config_is_refused_by_name(raw, message):
+    with pytest.raises(InputError, match=message):
+        parse_config(raw)
+
+
+def test_environment_errors_name_the_variables():
+    with pytest.raises(InputError, match=r"AUTOJUDGE_VLLM_\* environment variables"):
+        resolve_config(None, {"AUTOJUDGE_VLLM_RULE": "topk", "AUTOJUDGE_VLLM_TOP_K": "x"})
+
+
+def test_request_overrides_change_the_rule_but_keep_the_engine_head():
+    engine = PluginConfig("judge", judge_head="h", threshold=0.3)
+    assert request_config(engine, None) == engine
+    assert request_config(engine, {"autojudge": {"threshold": 0.0}}) == PluginConfig(
+        "judge", judge_head="h", threshold=0.0
+    )
+    assert request_config(engine, {"autojudge": {"rule": "exact"}}) == PluginConfig("exact", judge_head="h")
+    with pytest.raises(InputError, match=r"unknown keys \['judge_head'\]"):
+        request_config(engine, {"autojudge": {"judge_head": "other"}})
+    with pytest.raises(InputError, match="rule 'divergence' on an engine whose rule is not"):
+        request_config(engine, {"autojudge": {"rule": "divergence", "threshold": 0.1}})
+    with pytest.raises(InputError, match="needs judge_head"):
+        request_config(PluginConfig("exact"), {"autojudge": {"rule": "judge"}})
+
+
+def _save_head(directory, params, repo, source="target", target_size=None, vocabulary=None):
+    tokenizer = load_tokenizer(repo / params.pair.target)
+    target, draft = hidden_size(repo / params.pair.target), hidden_size(repo / params.pair.draft)
+    spec = FeatureSpec(source, target_size or target, draft)
+    fingerprint = vocabulary or tokenizer_hash(tokenizer)
+    head = JudgeHead(torch.zeros(spec.dimension), 0.0, 0.5, spec, "toy", "arith", fingerprint)
+    return head.save(directory)
+
+
+def test_a_fitting_head_loads(tmp_path, params, repo):
+    target, draft = repo / params.pair.target, repo / params.pair.draft
+    path = _save_head(tmp_path, params, repo)
+    head = load_checked_head(str(path), target, draft, hidden_size(target), hidden_size(draft))
+    assert head.features.source == "target"
+
+
+def test_mismatched_heads_are_refused_naming_head_and_models(tmp_path, params, repo):
+    target, draft = repo / params.pair.target, repo / params.pair.draft
+    sizes = hidden_size(target), hidden_size(draft)
+    wrong_size = _save_head(tmp_path / "size", params, repo, target_size=sizes[0] + 8)
+    with pytest.raises(
+        ModelPairError, match=rf"judge head {wrong_size} .*target {target}.*expects hidden sizes"
+    ):
+        load_checked_head(str(wrong_size), target, draft, *sizes)
+    both = _save_head(tmp_path / "both", params, repo, source="both")
+    with pytest.raises(ModelPairError, match="reads 'both' hidden states"):
+        load_checked_head(str(both), target, draft, *sizes)
+    with pytest.raises(ModelPairError, match="another tokenizer"):
+        other = _save_head(tmp_path / "tok", params, repo, vocabulary="another")
+        load_checked_head(str(other), target, draft, *sizes)
+    with pytest.raises(InputError, match="judge head not found"):
+        load_checked_head(str(tmp_path / "missing.safetensors"), target, draft, *sizes)

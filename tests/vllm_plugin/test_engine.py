@@ -1,0 +1,94 @@
+"""The plugin in the real vLLM CPU build on the toy pair: lossless rules and agreement with the reference engine.
+
+Engines and the judge head come from this folder's conftest (two engines for the session).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from autojudge.decoding.factory import speculative
+from autojudge.decoding.rules import JudgeRule
+from autojudge.heads.artifact import load_head
+from autojudge.models.prompts import encode_prompt
+from autojudge.vllm_plugin.engine import decode
+
+pytestmark = pytest.mark.slow
+
+AGREEMENT_PROBLEMS = 100  # problems of the test split compared with the reference engine
+# Tolerances of the agreement test, in absolute accuracy and relative MAT. vLLM verifies the same
+# greedy drafts with the same head, but its prefill pass emits the first token alone, where the
+# reference engine's first pass already verifies a window: MAT is compared with that pass merged
+# into vLLM's first verification (``_merged_mat``). What remains: vLLM's cycles start one token
+# later, so the bonus tokens, which skip the judge, fall on other positions; and its float32
+# kernels move hidden states by ~1e-6, which flips the decision of a mismatch whose p lies that
+# close to the threshold. Either changes a response only from a judge-accepted mismatch on, so
+# the figures differ by a few problems and a few percent (measured: 1 problem in 100).
+ACCURACY_TOLERANCE = 0.04
+MAT_TOLERANCE = 0.05
+
+
+def _mat(results) -> float:
+    return sum(len(r.tokens) for r in results) / sum(r.target_passes for r in results)
+
+
+def _merged_mat(results) -> float:
+    """MAT counting vLLM's prefill and first verification as one pass, as the reference engine does."""
+    return sum(len(r.tokens) for r in results) / sum(max(1, r.target_passes - 1) for r in results)
+
+
+def test_exact_and_judge_at_zero_equal_vanilla_sd_and_target_greedy(
+    vanilla_llm, judge_llm, toy_target_greedy, toy_pair
+):
+    prompts = [prompt for _, prompt, _ in toy_target_greedy.items]
+    expected = [response for _, _, response in toy_target_greedy.items]
+    assert len(prompts) == 200
+    decoding = (toy_target_greedy.max_new_tokens, toy_pair.eos_token_ids)
+    vanilla = decode(vanilla_llm, prompts, *decoding)
+    exact = decode(judge_llm, prompts, *decoding, override={"rule": "exact"})
+    zero = decode(judge_llm, prompts, *decoding, override={"threshold": 0.0})
+    for name, results in (("vanilla SD", vanilla), ("exact", exact), ("judge at threshold 0", zero)):
+        differing = [
+            item[0] for item, r in zip(toy_target_greedy.items, results, strict=True) if r.tokens != item[2]
+        ]
+        assert not differing, f"{name}: {len(differing)} problems differ from target greedy: {differing[:5]}"
+    # same decisions, same counters: the plugin's exact verification is vLLM's
+    assert [(r.spec_steps, r.accepted_draft_tokens) for r in exact] == [
+        (r.spec_steps, r.accepted_draft_tokens) for r in vanilla
+    ]
+    assert all(r.target_passes >= 1 for r in exact) and _mat(exact) > 1.5
+    assert sum(len(r.tokens) for r in exact) == sum(len(t) for t in expected)
+
+
+def test_judge_at_the_head_threshold_agrees_with_the_reference_engine(
+    judge_llm, toy_pair, arith_task, params, target_head_path
+):
+    head = load_head(target_head_path)
+    examples = arith_task.load_split("test", AGREEMENT_PROBLEMS)
+    prompts = [encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e)) for e in examples]
+    max_new = params.decoding.max_new_tokens
+    reference = speculative(toy_pair, JudgeRule(head), params.decoding.window, max_new)
+    ours = decode(judge_llm, prompts, max_new, toy_pair.eos_token_ids)
+
+    def accuracy(responses):
+        correct = [
+            arith_task.score(toy_pair.tokenizer.decode(tokens, skip_special_tokens=True), example)
+            for tokens, example in zip(responses, examples, strict=True)
+        ]
+        return sum(correct) / len(correct)
+
+    generations = [reference.generate(prompt) for prompt in prompts]
+    reference_accuracy = accuracy([g.tokens for g in generations])
+    reference_mat = sum(g.stats.tokens for g in generations) / sum(g.stats.target_passes for g in generations)
+    exact_mat = _mat(decode(judge_llm, prompts, max_new, toy_pair.eos_token_ids, override={"rule": "exact"}))
+    same = sum(g.tokens == r.tokens for g, r in zip(generations, ours, strict=True))
+    report = (
+        f"vLLM judge: accuracy {accuracy([r.tokens for r in ours]):.3f}, MAT {_mat(ours):.3f} "
+        f"(merged {_merged_mat(ours):.3f}); "
+        f"reference: accuracy {reference_accuracy:.3f}, MAT {reference_mat:.3f}; "
+        f"vLLM exact MAT {exact_mat:.3f}; identical responses {same}/{len(prompts)}"
+    )
+    print(report)
+    assert _mat(ours) > exact_mat, f"the judge accepted no mismatches: {report}"
+    assert abs(accuracy([r.tokens for r in ours]) - reference_accuracy) <= ACCURACY_TOLERANCE, report
+    assert abs(_merged_mat(ours) - reference_mat) <= MAT_TOLERANCE * reference_mat, report
