@@ -135,5 +135,12 @@ def test_changing_the_c_grid_reruns_train_and_what_follows_only(pipeline_copy):
     workdir, _ = pipeline_copy
     set_params(workdir / "params.yaml", {"train.c_grid": [0.1, 0.001]})
     third = dvc(workdir, "repro")
-    assert stages_run(third.stdout) == {"train", "train_selfjudge", "evaluate", "compare", "bench", "register"}
+    assert stages_run(third.stdout) == {
+        "train",
+        "train_selfjudge",
+        "evaluate",
+        "compare",
+        "bench",
+        "register",
+    }
     assert sorted(_registered_versions(workdir, "autojudge-arith-toy")) == ["1", "2"]

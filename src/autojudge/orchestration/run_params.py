@@ -1,0 +1,50 @@
+"""The parameters of one orchestrated run: a pair preset, the shard count and the threshold policy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from autojudge.errors import InputError
+from autojudge.io import write_text
+from autojudge.params import Params, load_params, validate_params
+from autojudge.presets import apply_preset, overlay
+
+
+def run_overrides(shards: int | None, threshold: dict[str, object]) -> dict:
+    """The params.yaml changes a run asks for beyond its preset (``None`` values: keep what is there).
+
+    ``threshold``: the threshold policy's ``train`` keys (threshold_policy, target_recall, accuracy_budget).
+    """
+    if shards is not None and shards < 1:
+        raise InputError(f"shards: need at least 1 mining shard, got {shards}")
+    changes: dict = {}
+    if shards is not None:
+        changes["mining"] = {"shards": list(range(shards))}
+    train = {key: value for key, value in threshold.items() if value is not None}
+    if train:
+        changes["train"] = train
+    return changes
+
+
+def configure_run(
+    workdir: Path, preset: str, task: str | None, shards: int | None, threshold: dict[str, object]
+) -> Params:
+    """Merge ``preset`` and the run's overrides into ``workdir/params.yaml``; check the task it names.
+
+    params.yaml is rewritten only when something changes, so an unchanged run leaves DVC up to date.
+    """
+    apply_preset(workdir, preset)
+    path = workdir / "params.yaml"
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    merged = overlay(raw, run_overrides(shards, threshold))
+    validate_params(merged, f"{path} with the run's parameters")
+    if merged != raw:
+        write_text(path, yaml.safe_dump(merged, sort_keys=False))
+    params = load_params(path)
+    if task is not None and params.task.name != task:
+        raise InputError(
+            f"task {task!r} does not match preset {preset!r}, which runs task {params.task.name!r}"
+        )
+    return params

@@ -1,0 +1,111 @@
+"""Driving DVC stages from an orchestrator, on a tiny real DVC project: stage order, parallel stages
+recorded in dvc.lock, skipping what DVC finds up to date, and failures that name stage and command."""
+
+from __future__ import annotations
+
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autojudge.orchestration.dvc_stages import (
+    Stage,
+    StageError,
+    device_waves,
+    is_up_to_date,
+    repro_stage,
+    run_stage_command,
+    stage_generations,
+    tool_env,
+)
+
+PIPELINE = {
+    "stages": {
+        "source": {"cmd": "echo 5 > source.txt", "outs": ["source.txt"]},
+        "part": {
+            "foreach": "${parts}",
+            "do": {
+                "cmd": "python -c \"import time; time.sleep(1); open('part${item}.txt', 'w').write('${item}')\"",
+                "deps": ["source.txt"],
+                "outs": ["part${item}.txt"],
+            },
+        },
+        "total": {
+            "cmd": "cat part*.txt > total.txt",
+            "deps": ["part0.txt", "part1.txt"],
+            "outs": ["total.txt"],
+        },
+    }
+}
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump(PIPELINE, sort_keys=False))
+    (tmp_path / "params.yaml").write_text("parts: [0, 1]\n")
+    subprocess.run(["dvc", "init", "--no-scm", "-q"], cwd=tmp_path, env=tool_env(), check=True)
+    return tmp_path
+
+
+def names(generations: list[list[Stage]]) -> list[list[str]]:
+    return [[stage.name for stage in generation] for generation in generations]
+
+
+def test_generations_follow_the_dependencies(project):
+    generations = stage_generations(project)
+    assert names(generations) == [["source"], ["part@0", "part@1"], ["total"]]
+    assert generations[1][1].cmd.endswith("open('part1.txt', 'w').write('1')\"")
+
+
+def test_parallel_stages_are_committed_and_then_up_to_date(project):
+    source, parts, total = stage_generations(project)
+    lines: list[str] = []
+    assert repro_stage(project, source[0], lines.append)
+    assert any(line.startswith("Running stage 'source'") for line in lines)
+    with ThreadPoolExecutor(2) as pool:
+        ran = list(pool.map(lambda stage: run_stage_command(project, stage, lines.append), parts))
+    assert ran == [True, True]
+    lock = yaml.safe_load((project / "dvc.lock").read_text())["stages"]
+    assert {"part@0", "part@1"} <= set(lock)
+    assert all(is_up_to_date(project, stage) for stage in parts)
+    assert [run_stage_command(project, stage, lines.append) for stage in parts] == [False, False]
+    assert repro_stage(project, total[0], lines.append)
+    assert not repro_stage(project, total[0], lines.append)  # DVC: unchanged
+    assert (project / "total.txt").read_text() == "01"
+    status = subprocess.run(["dvc", "status"], cwd=project, env=tool_env(), capture_output=True, text=True)
+    assert "up to date" in status.stdout
+    (project / "source.txt").write_text("6\n")  # a changed dependency: DVC runs the shard again
+    assert not is_up_to_date(project, parts[0])
+    assert run_stage_command(project, parts[0], lines.append)
+
+
+def test_a_failing_command_names_stage_command_and_output(project):
+    broken = {"cmd": "echo 'stage part: bad input x.json' >&2; exit 2", "outs": ["broken.txt"]}
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"broken": broken}}))
+    [[stage]] = stage_generations(project)
+    with pytest.raises(StageError) as failure:
+        run_stage_command(project, stage, print)
+    error = failure.value
+    assert (error.stage, error.returncode) == ("broken", 2)
+    assert "stage broken failed (exit 2): echo" in str(error) and "bad input x.json" in str(error)
+    assert not error.transient
+
+
+def test_a_crash_is_transient_and_repro_failures_name_the_stage(project):
+    crash = StageError("mine@0", "python stages/mine.py --shard 0", -9, ["Killed"])
+    assert crash.transient
+    with pytest.raises(StageError, match="stage missing failed"):
+        repro_stage(project, Stage("missing", ""), print)
+
+
+def test_device_waves_put_one_stage_per_device():
+    stages = [Stage(f"mine@{i}", f"mine {i}") for i in range(3)]
+    waves = device_waves(stages, ["0", "1"])
+    assert [[(s.name, env["CUDA_VISIBLE_DEVICES"]) for s, env in wave] for wave in waves] == [
+        [("mine@0", "0"), ("mine@1", "1")],
+        [("mine@2", "0")],
+    ]
+    assert device_waves(stages, None) == [[(s, {}) for s in stages]]
+    assert device_waves([], ["0"]) == []
