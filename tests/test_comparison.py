@@ -60,6 +60,8 @@ def test_settings_cover_heads_rules_and_baselines():
     assert methods == [
         "judge",
         "judge",
+        "judge",
+        "selfjudge",
         "selfjudge",
         "selfjudge",
         "fsd-js",
@@ -68,7 +70,8 @@ def test_settings_cover_heads_rules_and_baselines():
         "exact",
         "target",
     ]
-    assert [s.threshold for s in settings[:2]] == [0.1, 0.6]
+    assert [s.threshold for s in settings[:3]] == [0.1, 0.6, 0.5]  # recall thresholds, then the head's own
+    assert settings[2].recall is None
     with pytest.raises(InputError, match="no head threshold"):
         comparison_settings(16, {"judge": head}, [0.9], [], {})
     with pytest.raises(InputError, match="unknown rules"):

@@ -27,15 +27,19 @@ LABELS = {
 }
 
 
-def head_thresholds(head: JudgeHead, recalls: list[float]) -> list[tuple[float, float]]:
-    """(recall, threshold) pairs of the head for the requested validation recalls."""
+def head_thresholds(head: JudgeHead, recalls: list[float]) -> list[tuple[float | None, float]]:
+    """(recall, threshold) pairs of the head for the requested validation recalls, then its own
+    chosen threshold (recall ``None``) unless one of them already is it."""
     stored = {round(float(r), 6): t for r, t in head.info.get("thresholds_by_recall", {}).items()}
     missing = [r for r in recalls if round(r, 6) not in stored]
     if missing:
         raise InputError(
             f"compare.recalls {missing} have no head threshold; the head has {sorted(stored)} (evaluate.recalls)"
         )
-    return [(r, stored[round(r, 6)]) for r in recalls]
+    pairs: list[tuple[float | None, float]] = [(r, stored[round(r, 6)]) for r in recalls]
+    if all(abs(t - head.threshold) > 1e-12 for _, t in pairs):
+        pairs.append((None, head.threshold))
+    return pairs
 
 
 def comparison_settings(
@@ -45,7 +49,8 @@ def comparison_settings(
     topk: list[int],
     thresholds: dict[str, list[float]],
 ) -> list[Setting]:
-    """Every setting of the comparison: each head's recall thresholds, each rule's sweep, the baselines."""
+    """Every setting of the comparison: each head's recall thresholds and its own, each rule's sweep,
+    the baselines."""
     unknown = sorted(set(thresholds) - set(TRAINING_FREE))
     if unknown:
         raise InputError(f"compare.thresholds: unknown rules {unknown}; known: {', '.join(TRAINING_FREE)}")
