@@ -27,6 +27,7 @@ SMALL = {
     "train.calibration_points": 3,
     "selfjudge.problems": 24,
     "selfjudge.engine": "hf",
+    "selfjudge.tau": -20.0,  # set directly: on 24 problems the calibrated tau leaves no important row in validation
     "compare.limit": 6,
     "compare.recalls": [0.8],
     "compare.topk": [4],
@@ -53,9 +54,15 @@ def _copy_repository(repo: Path, destination: Path) -> Path:
     return destination
 
 
+def _own_store_env() -> dict[str, str]:
+    """The environment without a tracking URI that earlier tests in this process may have set
+    (MLflow 3 exports it), so that the copy uses its own store under mlflow/."""
+    return {key: value for key, value in os.environ.items() if key != "MLFLOW_TRACKING_URI"}
+
+
 def dvc(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     bin_dir = Path(sys.executable).parent  # the stages call `python`: the one running these tests
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {**_own_store_env(), "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     result = subprocess.run(
         [str(bin_dir / "dvc"), *args], cwd=workdir, env=env, capture_output=True, text=True, timeout=1800
     )
@@ -85,7 +92,12 @@ def _registered_versions(workdir: Path, name: str) -> list[str]:
         f"print(json.dumps([v.version for v in mlflow.MlflowClient().search_model_versions(\"name='{name}'\")]))"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=workdir, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code],
+        cwd=workdir,
+        env=_own_store_env(),
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
 
