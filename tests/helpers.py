@@ -1,7 +1,9 @@
-"""Helpers shared by tests: parameter files with overrides."""
+"""Helpers shared by tests: parameter files with overrides, loopback ports and health checks."""
 
 from __future__ import annotations
 
+import socket
+import urllib.request
 from pathlib import Path
 
 import yaml
@@ -34,3 +36,19 @@ def write_params(repo: Path, directory: Path, arith_dir: Path, overrides: dict) 
         },
     )
     return path
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def healthy(url: str) -> bool:
+    """Whether ``url``/health answers 200 (vLLM's and Prefect's servers both serve it)."""
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False

@@ -258,7 +258,7 @@ def bench_mining(
         mining.batch_size,
         mining.max_response_tokens,
     )
-    report["command"] = f"autojudge bench mining --problems {problems}"
+    report["command"] = f"autojudge bench mining --problems {problems} --out {out}"
     write_json(out, report)
     typer.echo(json.dumps(report, indent=2))
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 
 import pytest
+from helpers import free_port, healthy
 
 from autojudge.engines.hf import HFEngine
 from autojudge.engines.openai_engine import OpenAIEngine
@@ -22,25 +21,11 @@ from autojudge.models.prompts import encode_prompt
 SERVER_START_SECONDS = 420
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def served_target(repo, params, tmp_path_factory):
     """`vllm serve` of the toy target (run as its module: the CPU wheel's `vllm` script needs the
     distribution name `vllm`), stopped with its process group when the module's tests end."""
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("vllm-serve") / "server.log"
     command = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server",
@@ -57,7 +42,7 @@ def served_target(repo, params, tmp_path_factory):
         )  # fmt: skip
     try:
         deadline = time.monotonic() + SERVER_START_SECONDS
-        while not _healthy(url):
+        while not healthy(url):
             if server.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"vllm serve did not come up:\n{log.read_text()[-3000:]}")
             time.sleep(2)
@@ -103,6 +88,6 @@ def test_mining_through_the_server_gives_the_hf_labels(served_target, toy_pair, 
 
 
 def test_unreachable_server_is_named():
-    engine = OpenAIEngine(f"http://127.0.0.1:{_free_port()}/v1", "target", {0}, concurrency=1)
+    engine = OpenAIEngine(f"http://127.0.0.1:{free_port()}/v1", "target", {0}, concurrency=1)
     with pytest.raises(InputError, match=r"openai engine: request to http://127\.0\.0\.1:\d+/v1/completions"):
         engine.continue_prefixes([[1, 2, 3]], [4])

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import set_params
+from helpers import free_port, healthy, set_params
 from test_pipeline import SMALL, _copy_repository
 
 TINY = {
@@ -39,12 +38,6 @@ TINY = {
 SERVER_START_TIMEOUT = 180
 RUN_TIMEOUT = 1500
 DEPLOYMENT = "autojudge-pipeline/toy"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Processes:
@@ -124,23 +117,13 @@ def _wait_for(condition, timeout: float, what: str, interval: float = 1.0):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
-def _healthy(url: str) -> bool:
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def cluster(repo, tmp_path_factory):
     """A Prefect server with the cpu work pool and the toy deployment of a small copy of the repository."""
     workdir = _copy_repository(repo, tmp_path_factory.mktemp("checkout"))
     set_params(workdir / "params.yaml", TINY)
     home = tmp_path_factory.mktemp("prefect_home")
-    url = f"http://127.0.0.1:{_free_port()}/api"
+    url = f"http://127.0.0.1:{free_port()}/api"
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "MLFLOW_TRACKING_URI"))},
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -159,7 +142,7 @@ def cluster(repo, tmp_path_factory):
         processes.start(
             "server", "prefect", "server", "start", "--host", "127.0.0.1", "--port", url.split(":")[2][:-4]
         )
-        _wait_for(lambda: _healthy(url), SERVER_START_TIMEOUT, "the Prefect server")
+        _wait_for(lambda: healthy(url), SERVER_START_TIMEOUT, "the Prefect server")
         print(f"Prefect server up in {time.monotonic() - started:.0f} s")
         _prefect(env, workdir, "work-pool", "create", "--type", "process", "cpu")
         _prefect(env, workdir, "--no-prompt", "deploy", "-n", "toy")

@@ -7,6 +7,7 @@ vLLM starts worker processes, so callers must run under ``if __name__ == "__main
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,10 @@ class VllmEngine:
     ) -> None:
         if not Path(model_path).exists():
             raise InputError(f"vllm engine: model not found: {model_path}")
+        # vLLM's CPU worker process inherits this: its OpenMP threads then sleep between steps instead
+        # of spinning on the cores that this process needs for the draft predictions of the next round
+        # (measured on 2 cores: draft predictions 1.7x faster, no change in generation speed).
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from vllm import LLM
 
         self.eos_token_ids = eos_token_ids
