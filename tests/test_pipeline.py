@@ -89,7 +89,7 @@ def pipeline_copy(repo, tmp_path_factory):
 def _registered_versions(workdir: Path, name: str) -> list[str]:
     code = (
         "import json, mlflow; from autojudge.registry.tracking import use_tracking; use_tracking();"
-        f"print(json.dumps([v.version for v in mlflow.MlflowClient().search_model_versions(\"name='{name}'\")]))"
+        f"print(json.dumps([str(v.version) for v in mlflow.MlflowClient().search_model_versions(\"name='{name}'\")]))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],
