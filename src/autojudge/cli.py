@@ -18,6 +18,8 @@ toy_app = typer.Typer(
 bench_app = typer.Typer(no_args_is_help=True, help="Speed benchmarks.")
 app.add_typer(toy_app, name="toy")
 app.add_typer(bench_app, name="bench")
+vllm_app = typer.Typer(no_args_is_help=True, help="The vLLM judge plugin.")
+app.add_typer(vllm_app, name="vllm")
 
 ParamsOption = Annotated[Path, typer.Option("--params", help="Parameters file.")]
 
@@ -308,6 +310,37 @@ def preset(
         f"params.yaml: task {settings.task.name}, pair {settings.pair.name} "
         f"({settings.pair.draft} -> {settings.pair.target}, {settings.pair.dtype} on {settings.pair.device})"
     )
+
+
+@vllm_app.command("check")
+def vllm_check(
+    params: ParamsOption = Path("params.yaml"),
+    window: Annotated[
+        int | None, typer.Option(help="Draft tokens per step (default decoding.window).")
+    ] = None,
+) -> None:
+    """Print the installed vLLM, the model runner the pair's engine would use, and every hook point."""
+    from autojudge.params import load_params
+    from autojudge.vllm_plugin.compat import engine_report
+
+    settings = load_params(params)
+    report = engine_report(
+        str(settings.pair.target),
+        str(settings.pair.draft),
+        window or settings.decoding.window,
+        settings.mining.vllm.max_model_len,
+        settings.mining.vllm.engine_kwargs,
+    )
+    typer.echo(
+        f"vLLM: {report['vllm']} (plugin tested on {report['supported']}), platform {report['platform']}"
+    )
+    typer.echo(f"model runner for {settings.pair.target} + {settings.pair.draft}: {report['runner']}")
+    for name, problem in report["hooks"].items():
+        typer.echo(f"  ok       {name}" if problem is None else f"  MISSING  {name}: {problem}")
+    if report["problems"]:
+        typer.echo("an engine enabling the plugin would NOT start: " + "; ".join(report["problems"]))
+        raise typer.Exit(1)
+    typer.echo("an engine enabling the plugin would start")
 
 
 def main() -> None:

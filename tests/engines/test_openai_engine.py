@@ -1,15 +1,13 @@
-"""The openai engine against a real `vllm serve` (vLLM's OpenAI-compatible server) on loopback."""
+"""The openai engine against a real `vllm serve` (vLLM's OpenAI-compatible server) on loopback.
+
+The server (session fixture ``served_target`` in tests/conftest.py) runs lossless speculative
+decoding with the judge plugin's ``exact`` rule: its greedy continuations are the target's.
+"""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
-
 import pytest
-from helpers import free_port, healthy
+from helpers import free_port
 
 from autojudge.engines.hf import HFEngine
 from autojudge.engines.openai_engine import OpenAIEngine
@@ -17,42 +15,6 @@ from autojudge.errors import InputError
 from autojudge.mining.draft_predictions import DraftPredictor
 from autojudge.mining.search import ImportantTokenSearch, MiningProblem
 from autojudge.models.prompts import encode_prompt
-
-SERVER_START_SECONDS = 420
-
-
-@pytest.fixture(scope="module")
-def served_target(repo, params, tmp_path_factory):
-    """`vllm serve` of the toy target (run as its module: the CPU wheel's `vllm` script needs the
-    distribution name `vllm`), stopped with its process group when the module's tests end."""
-    port = free_port()
-    log = tmp_path_factory.mktemp("vllm-serve") / "server.log"
-    command = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(repo / params.pair.target), "--served-model-name", "target",
-        "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32",
-        "--max-model-len", str(params.mining.vllm.max_model_len), "--enforce-eager",
-        "--kv-cache-memory-bytes", str(params.mining.vllm.engine_kwargs["kv_cache_memory_bytes"]),
-    ]  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    with log.open("w") as output:
-        server = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + SERVER_START_SECONDS
-        while not healthy(url):
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"vllm serve did not come up:\n{log.read_text()[-3000:]}")
-            time.sleep(2)
-        yield f"{url}/v1"
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
 
 
 @pytest.mark.slow

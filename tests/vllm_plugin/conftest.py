@@ -2,7 +2,8 @@
 
 Two vLLM engines for the whole session (starting one costs about a minute on 2 cores): vanilla
 speculative decoding (plugin off) and one with the plugin on and a judge head, whose rule each
-test picks per request. The committed heads read draft features too (which the plugin cannot
+test picks per request. The judge engine gets its head as ``models:/...@candidate`` from a
+session MLflow store, as a user would, so the frontend pins it. The committed heads read draft features too (which the plugin cannot
 score), and a clean checkout has none: the head is mined (Algorithm 1, with the vanilla engine as
 the lossless target), featurised on target hidden states and fitted by the project's functions,
 as the mine/features/train stages do.
@@ -10,6 +11,7 @@ as the mine/features/train stages do.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ import torch
 from autojudge.vllm_plugin.engine import decode, speculative_llm
 
 MINED_PROBLEMS = 40
+HEAD_MODEL = "autojudge-arith-plugin-test"
 
 
 class SpeculativeTarget:
@@ -117,9 +120,50 @@ def target_head_path(vanilla_llm, toy_pair, arith_task, params, tmp_path_factory
     )
 
 
+def register_head(path: Path, threshold: float | None = None) -> str:
+    """Register the head at ``path`` (its threshold replaced if given) with alias candidate; the version."""
+    from autojudge.heads.artifact import load_head
+    from autojudge.registry.runs import log_model_and_card, log_training_run
+    from autojudge.registry.versions import register_version
+
+    if threshold is not None:
+        head = load_head(path)
+        head.threshold = threshold
+        path = head.save(path.parent / f"threshold-{threshold}" / "head.safetensors")
+    run_id = log_training_run(HEAD_MODEL, {}, {}, [path])
+    uri = log_model_and_card(run_id, path, {}, "# test head\n", {}, [])
+    return register_version(uri, HEAD_MODEL, "# test head\n", {}, "candidate")
+
+
 @pytest.fixture(scope="session")
-def judge_llm(repo, params, target_head_path):
-    """The plugin on, with the session's judge head."""
-    llm = _engine(repo, params, {"rule": "judge", "judge_head": str(target_head_path)})
+def head_store(tmp_path_factory):
+    """A session MLflow store and head cache (environment variables restored at the end)."""
+    root = tmp_path_factory.mktemp("mlflow")
+    saved = {key: os.environ.get(key) for key in ("MLFLOW_TRACKING_URI", "AUTOJUDGE_HEAD_CACHE")}
+    os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{root / 'mlflow.db'}"
+    os.environ["AUTOJUDGE_HEAD_CACHE"] = str(root / "pinned")
+    import mlflow
+
+    mlflow.set_tracking_uri(os.environ["MLFLOW_TRACKING_URI"])
+    mlflow.create_experiment(HEAD_MODEL, artifact_location=(root / "artifacts").as_uri())
+    yield root
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def register_candidate(head_store):
+    """``register_head`` in the session store (moves the alias ``candidate``)."""
+    return register_head
+
+
+@pytest.fixture(scope="session")
+def judge_llm(repo, params, target_head_path, head_store):
+    """The plugin on, with the session's judge head as ``models:/...@candidate``."""
+    register_head(target_head_path)
+    llm = _engine(repo, params, {"rule": "judge", "judge_head": f"models:/{HEAD_MODEL}@candidate"})
     yield llm
     llm.llm_engine.engine_core.shutdown()

@@ -62,6 +62,24 @@ def test_request_overrides_change_the_rule_but_keep_the_engine_head():
         request_config(PluginConfig("exact"), {"autojudge": {"rule": "judge"}})
 
 
+def test_flat_request_keys_are_what_the_openai_server_can_carry():
+    engine = PluginConfig("judge", judge_head="h", threshold=0.3)
+    flat = {"autojudge_rule": "topk", "autojudge_top_k": "4", "other_plugin_key": 1}
+    assert request_config(engine, flat) == PluginConfig("topk", top_k=4, judge_head="h")
+    assert request_config(engine, {"autojudge_threshold": 0.9}).threshold == 0.9
+    with pytest.raises(InputError, match=r"unknown keys \['window'\] in SamplingParams.extra_args"):
+        request_config(engine, {"autojudge_window": 3})
+    with pytest.raises(InputError, match="needs judge_head"):
+        request_config(PluginConfig("exact"), {"autojudge_rule": "judge"})
+
+
+def test_the_plugin_knows_every_divergence_without_importing_torch():
+    from autojudge.decoding.divergence import DIVERGENCES as IMPLEMENTED
+    from autojudge.vllm_plugin.config import DIVERGENCES
+
+    assert sorted(DIVERGENCES) == sorted(IMPLEMENTED)
+
+
 def _save_head(directory, params, repo, source="target", target_size=None, vocabulary=None):
     tokenizer = load_tokenizer(repo / params.pair.target)
     target, draft = hidden_size(repo / params.pair.target), hidden_size(repo / params.pair.draft)

@@ -92,3 +92,20 @@ def test_judge_at_the_head_threshold_agrees_with_the_reference_engine(
     assert _mat(ours) > exact_mat, f"the judge accepted no mismatches: {report}"
     assert abs(accuracy([r.tokens for r in ours]) - reference_accuracy) <= ACCURACY_TOLERANCE, report
     assert abs(_merged_mat(ours) - reference_mat) <= MAT_TOLERANCE * reference_mat, report
+
+
+def test_the_engine_keeps_its_pinned_head_when_the_alias_moves(
+    judge_llm, target_head_path, toy_target_greedy, toy_pair, register_candidate
+):
+    from autojudge.vllm_plugin.pinning import file_sha256
+
+    pinned = judge_llm.llm_engine.vllm_config.additional_config["autojudge"]
+    assert pinned["judge_head_sha256"] == file_sha256(target_head_path)
+    assert file_sha256(pinned["judge_head"]) == pinned["judge_head_sha256"]
+    prompts = [prompt for _, prompt, _ in toy_target_greedy.items[:16]]
+    decoding = (toy_target_greedy.max_new_tokens, toy_pair.eos_token_ids)
+    before = [r.tokens for r in decode(judge_llm, prompts, *decoding)]
+    looser = [r.tokens for r in decode(judge_llm, prompts, *decoding, override={"threshold": 0.999})]
+    assert looser != before  # control: the head registered next would decode differently
+    register_candidate(target_head_path, threshold=0.999)  # alias "candidate" moves to it
+    assert [r.tokens for r in decode(judge_llm, prompts, *decoding)] == before

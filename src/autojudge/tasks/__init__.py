@@ -6,8 +6,13 @@ from autojudge.errors import InputError
 from autojudge.tasks.arith import ArithTask
 from autojudge.tasks.base import Example, Task
 from autojudge.tasks.gsm8k import Gsm8kTask
+from autojudge.tasks.humaneval import HumanEvalTask
+from autojudge.tasks.livecodebench import LiveCodeBenchTask
+from autojudge.tasks.pyfunc import PyFuncTask
 
-TASKS: dict[str, type[Task]] = {task.name: task for task in (ArithTask, Gsm8kTask)}
+TASKS: dict[str, type[Task]] = {
+    task.name: task for task in (ArithTask, Gsm8kTask, PyFuncTask, HumanEvalTask, LiveCodeBenchTask)
+}
 
 
 def get_task(name: str, data_dir: Path) -> Task:

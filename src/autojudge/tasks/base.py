@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -60,6 +60,19 @@ class Task(ABC):
     def equivalent(self, first: str | None, second: str | None) -> bool:
         """Whether two extracted answers mean the same for this task."""
 
+    def extract_answer_for(self, response: str, example: Example) -> str | None:
+        """The answer ``response`` gives to ``example``; code tasks need the example (its tests) for it."""
+        return self.extract_answer(response)
+
+    def extract_answers(self, responses: Sequence[str], examples: Sequence[Example]) -> list[str | None]:
+        """`extract_answer_for` over many responses at once (code tasks run their programs concurrently)."""
+        return [self.extract_answer_for(r, e) for r, e in zip(responses, examples, strict=True)]
+
     def score(self, response: str, example: Example) -> bool:
         """Whether ``response`` answers ``example`` correctly."""
-        return self.equivalent(self.extract_answer(response), example.answer)
+        return self.equivalent(self.extract_answer_for(response, example), example.answer)
+
+    def scores(self, responses: Sequence[str], examples: Sequence[Example]) -> list[bool]:
+        """`score` over many responses at once."""
+        answers = self.extract_answers(responses, examples)
+        return [self.equivalent(a, e.answer) for a, e in zip(answers, examples, strict=True)]

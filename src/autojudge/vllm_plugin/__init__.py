@@ -19,28 +19,29 @@ Off unless an engine enables it::
 
 Keys (or environment variables ``AUTOJUDGE_VLLM_<KEY>``): ``rule`` = ``exact`` (vLLM unchanged)
 | ``topk`` (``top_k``) | ``judge`` (``judge_head``: a head file/directory or ``models:/name@alias``,
-resolved with ``MLFLOW_TRACKING_URI`` or the project's ``mlflow/`` store; optional ``threshold``,
-default the head's) | ``divergence`` (``divergence`` = kl/js/tv, ``threshold``). A request may
-override ``rule``/``threshold``/``top_k``/``divergence`` with
-``SamplingParams(extra_args={"autojudge": {...}})``. The judge scores the target's last-layer
-hidden state at the draft token's position (from the verification pass); heads on draft features
-are refused, as is a head whose hidden sizes or tokenizer do not match the engine's models.
-Greedy requests only (temperature 0); sampled requests keep vLLM's decision.
+pinned once by the process that builds the engine; optional ``threshold``, default the head's) |
+``divergence`` (``divergence`` = kl/js/tv, ``threshold``). A request may override
+``rule``/``threshold``/``top_k``/``divergence`` with ``SamplingParams(extra_args=...)``, nested
+under ``"autojudge"`` or flat as ``autojudge_<key>`` (the OpenAI server's ``vllm_xargs``).
 
-Needs vLLM's V1 model runner: the CPU build always uses it; on CUDA set
-``VLLM_USE_V2_MODEL_RUNNER=0`` (``engine.speculative_llm`` does), otherwise the engine refuses to
-start. The decision path is plain batched torch with no host synchronisation (``verify.py``).
+How it hooks vLLM 0.32 (details in ``patches.py``, ``runner.py``, ``worker.py``): the frontend's
+``EngineArgs.create_engine_config`` is wrapped so that an enabled engine is checked (``compat``),
+its head pinned (``pinning``) and its ``worker_cls`` set to ``JudgeWorker``, whose V1 model runner
+subclass decides verification. Needs vLLM's V1 model runner: the CPU build always uses it; on
+CUDA set ``VLLM_USE_V2_MODEL_RUNNER=0`` (``engine.speculative_llm`` does), otherwise the engine
+refuses to start.
+
+``register()`` imports only the standard library and this package's light modules: with the
+plugin installed and no engine enabling it, vLLM's own config is untouched.
 """
 
 from __future__ import annotations
 
-from autojudge.vllm_plugin.config import PluginConfig, resolve_config
-
-__all__ = ["PluginConfig", "register", "resolve_config"]
+__all__ = ["register"]
 
 
 def register() -> None:
-    """Entry point of ``vllm.general_plugins``: install the (dormant) patches in this process."""
-    from autojudge.vllm_plugin.patches import install
+    """Entry point of ``vllm.general_plugins``: hook the frontend's engine config (dormant until enabled)."""
+    from autojudge.vllm_plugin.hooks import when_imported
 
-    install()
+    when_imported("vllm.engine.arg_utils", "autojudge.vllm_plugin.patches:patch_engine_args")

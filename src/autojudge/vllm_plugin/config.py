@@ -12,9 +12,13 @@ The plugin is off unless an engine asks for it, in one of two ways (the first wi
   process-wide; spawned engine/worker processes inherit the parent's environment.
 
 On an engine that enabled the plugin, one request may override ``rule``, ``threshold``,
-``top_k`` and ``divergence`` through ``SamplingParams(extra_args={"autojudge": {...}})``; the
-judge head stays the engine's, and ``divergence`` needs an engine whose own rule is
-``divergence`` (only then does the drafter keep its logits).
+``top_k`` and ``divergence`` through ``SamplingParams(extra_args=...)``, either nested
+(``{"autojudge": {"threshold": 0.5}}``) or flat (``{"autojudge_threshold": 0.5}``: the form
+the OpenAI server's ``vllm_xargs`` can carry, since it passes no nested dicts). The judge head
+stays the engine's, and ``divergence`` needs an engine whose own rule is ``divergence`` (only
+then does the drafter keep its logits).
+
+This module imports nothing heavy: vLLM's frontend imports it when it loads the plugin.
 """
 
 from __future__ import annotations
@@ -24,14 +28,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
-from autojudge.decoding.divergence import DIVERGENCES
 from autojudge.errors import InputError
 
 Rule = Literal["exact", "topk", "judge", "divergence"]
 
 CONFIG_KEY = "autojudge"
 ENV_PREFIX = "AUTOJUDGE_VLLM_"
-KEYS = ("rule", "top_k", "judge_head", "threshold", "divergence")
+FLAT_PREFIX = CONFIG_KEY + "_"  # flat request keys: autojudge_rule, autojudge_threshold, ...
+DIVERGENCES = ("js", "kl", "tv")  # autojudge.decoding.divergence.DIVERGENCES (checked by a test)
+# judge_head_sha256 pins the head file: the frontend writes it when it resolves judge_head.
+KEYS = ("rule", "top_k", "judge_head", "judge_head_sha256", "threshold", "divergence")
 REQUEST_KEYS = ("rule", "top_k", "threshold", "divergence")
 
 
@@ -42,6 +48,7 @@ class PluginConfig:
     rule: Rule
     top_k: int | None = None
     judge_head: str | None = None  # a head file/directory or an MLflow URI ``models:/name@alias``
+    judge_head_sha256: str | None = None  # the pinned head file's content hash (set by the frontend)
     threshold: float | None = None  # judge: overrides the head's own; divergence: required
     divergence: str = "kl"
 
@@ -76,7 +83,14 @@ def _parse(raw: Mapping[str, Any], allowed: tuple[str, ...], origin: str) -> dic
     unknown = set(raw) - set(allowed)
     if unknown:
         raise InputError(f"autojudge: unknown keys {sorted(unknown)} in {origin}; allowed: {list(allowed)}")
-    converters = {"rule": str, "top_k": int, "judge_head": str, "threshold": float, "divergence": str}
+    converters = {
+        "rule": str,
+        "top_k": int,
+        "judge_head": str,
+        "judge_head_sha256": str,
+        "threshold": float,
+        "divergence": str,
+    }
     try:
         return {key: converters[key](value) for key, value in raw.items() if value not in (None, "")}
     except (TypeError, ValueError) as exc:
@@ -103,14 +117,31 @@ def resolve_config(additional_config: object, environ: Mapping[str, str]) -> Plu
     return parse_config(raw, f"{ENV_PREFIX}* environment variables")
 
 
+def request_overrides(extra_args: Mapping[str, Any] | None) -> tuple[dict[str, Any], str] | None:
+    """A request's raw overrides and where they came from, or None if it has none.
+
+    Nested ``extra_args["autojudge"]`` and flat ``extra_args["autojudge_<key>"]`` are merged
+    (flat keys win); any other ``extra_args`` key belongs to someone else and is ignored.
+    """
+    extra_args = extra_args or {}
+    nested = extra_args.get(CONFIG_KEY)
+    flat = {k[len(FLAT_PREFIX) :]: v for k, v in extra_args.items() if k.startswith(FLAT_PREFIX)}
+    if nested is None and not flat:
+        return None
+    if nested is not None and not isinstance(nested, Mapping):
+        raise InputError(
+            f"autojudge: SamplingParams.extra_args[{CONFIG_KEY!r}] must be a dict, got {type(nested).__name__}"
+        )
+    origin = "SamplingParams.extra_args" if flat else f"SamplingParams.extra_args[{CONFIG_KEY!r}]"
+    return {**(nested or {}), **flat}, origin
+
+
 def request_config(engine: PluginConfig, extra_args: Mapping[str, Any] | None) -> PluginConfig:
-    """The config one request runs with: the engine's, with ``extra_args["autojudge"]`` applied."""
-    raw = (extra_args or {}).get(CONFIG_KEY)
-    if raw is None:
+    """The config one request runs with: the engine's, with the request's overrides applied."""
+    found = request_overrides(extra_args)
+    if found is None:
         return engine
-    origin = f"SamplingParams.extra_args[{CONFIG_KEY!r}]"
-    if not isinstance(raw, Mapping):
-        raise InputError(f"autojudge: {origin} must be a dict, got {type(raw).__name__}")
+    raw, origin = found
     values = _parse(raw, REQUEST_KEYS, origin)
     if values.get("rule") == "divergence" and engine.rule != "divergence":
         raise InputError(f"autojudge: {origin} asks for rule 'divergence' on an engine whose rule is not")

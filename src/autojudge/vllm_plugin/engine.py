@@ -15,8 +15,9 @@ Two functions and one result type::
     llm.llm_engine.engine_core.shutdown()
 
 ``rule_config`` takes the keys of :mod:`autojudge.vllm_plugin.config` (``rule``, ``top_k``,
-``judge_head``, ``threshold``, ``divergence``); it is checked here, before vLLM starts (a judge
-head against the models' hidden sizes and tokenizer). ``override`` changes ``rule``,
+``judge_head``, ``threshold``, ``divergence``); it is parsed here, and vLLM's frontend (the
+plugin's ``prepare_engine``) checks the vLLM, pins the head and checks it against the models'
+hidden sizes and tokenizer before any worker starts. ``override`` changes ``rule``,
 ``threshold``, ``top_k`` or ``divergence`` for the requests of one ``decode`` call without a new
 engine (only on an engine with the plugin on).
 
@@ -37,7 +38,6 @@ from typing import Any
 
 from autojudge.errors import InputError
 from autojudge.vllm_plugin.config import CONFIG_KEY, parse_config, request_config, resolve_config
-from autojudge.vllm_plugin.heads import hidden_size, load_checked_head
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,7 @@ def speculative_llm(
         raise InputError(f"vllm speculative engine: the draft window must be at least 1, got {window}")
     kwargs = dict(engine_kwargs or {})
     if rule_config is not None:
-        config = parse_config(rule_config)
-        if config.judge_head:
-            load_checked_head(config.judge_head, target, draft, hidden_size(target), hidden_size(draft))
+        parse_config(rule_config)  # bad keys stop here, before vLLM starts
         additional = dict(kwargs.pop("additional_config", None) or {})
         additional[CONFIG_KEY] = dict(rule_config)
         kwargs["additional_config"] = additional
@@ -148,3 +146,18 @@ def decode(
         [TokensPrompt(prompt_token_ids=list(p)) for p in prompts], sampling, use_tqdm=False
     )
     return [_result(output.outputs[0]) for output in outputs]
+
+
+def accepted_beyond_exact(choice_logprobs: Mapping[str, Any]) -> int:
+    """Tokens of one OpenAI completions choice that the rule accepted beyond exact match.
+
+    Ask for ``logprobs: 1`` (with ``return_tokens_as_token_ids: true``): vLLM scores every emitted
+    token with the target's own distribution, so a token that is not the target's top-1 choice
+    can only come from a lossy accept (exact verification emits the target's argmax).
+    """
+    tokens, top = choice_logprobs["tokens"], choice_logprobs["top_logprobs"]
+    return sum(
+        1
+        for token, candidates in zip(tokens, top, strict=True)
+        if candidates and max(candidates, key=candidates.get) != token
+    )

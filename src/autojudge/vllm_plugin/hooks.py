@@ -4,12 +4,18 @@ vLLM loads general plugins in its frontend, engine-core and worker processes. Pa
 model runner only when vLLM itself imports it keeps the plugin from importing the heavy worker
 modules in processes that never use them, and from changing vLLM's import order (the CPU
 platform registers its Triton-kernel fallbacks right after plugins load).
+
+Every callback is guarded: an exception inside it is logged and recorded in ``FAILURES``, never
+raised into vLLM's own import. An engine that enables the plugin checks ``FAILURES`` at start
+and refuses to run (``compat.check_enabled_engine``): dormant is harmless, enabled is loud.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.machinery
+import logging
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -19,6 +25,26 @@ from typing import Any
 Callback = Callable[[ModuleType], None]
 
 _lock = threading.Lock()
+logger = logging.getLogger("vllm.autojudge")  # child of "vllm": printed with vLLM's handlers
+FAILURES: dict[str, str] = {}  # "module -> callback": why the callback failed
+
+
+def _guarded(module_name: str, callback: Callback | str) -> Callback:
+    """``callback`` (or the ``"module:function"`` it names) with its exceptions logged and recorded."""
+    name = callback if isinstance(callback, str) else getattr(callback, "__qualname__", repr(callback))
+
+    def run(module: ModuleType) -> None:
+        try:
+            if isinstance(callback, str):
+                owner, _, function = callback.partition(":")
+                getattr(importlib.import_module(owner), function)(module)
+            else:
+                callback(module)
+        except Exception as error:  # never break vLLM's import; enabled engines refuse to start
+            FAILURES[f"{module_name} -> {name}"] = f"{type(error).__name__}: {error}"
+            logger.error("autojudge: hook %s on %s failed: %s", name, module_name, error)
+
+    return run
 
 
 class _LoaderProxy(importlib.abc.Loader):
@@ -72,13 +98,17 @@ class _PostImportFinder(importlib.abc.MetaPathFinder):
 _finder = _PostImportFinder()
 
 
-def when_imported(module_name: str, callback: Callback) -> None:
-    """Call ``callback(module)`` once ``module_name`` is imported; immediately if it already is."""
+def when_imported(module_name: str, callback: Callback | str) -> None:
+    """Call ``callback(module)`` once ``module_name`` is imported; immediately if it already is.
+
+    ``callback`` may be a ``"package.module:function"`` string, imported only when it runs.
+    """
+    guarded = _guarded(module_name, callback)
     module = sys.modules.get(module_name)
     if module is not None:
-        callback(module)
+        guarded(module)
         return
     with _lock:
-        _finder.pending.setdefault(module_name, []).append(callback)
+        _finder.pending.setdefault(module_name, []).append(guarded)
         if _finder not in sys.meta_path:
             sys.meta_path.insert(0, _finder)

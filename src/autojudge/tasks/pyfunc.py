@@ -1,0 +1,72 @@
+"""The toy code task: small function-synthesis problems with assert tests (see code_generator)."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from autojudge.data.jsonl import write_jsonl
+from autojudge.errors import InputError
+from autojudge.tasks.code_answers import CodeExample, CodeTask, all_pass_report
+from autojudge.tasks.code_generator import generate_split
+
+
+def signature_of(prompt: str) -> str:
+    """The code part of a pyfunc prompt: from its ``def`` line on (the description comes before)."""
+    start = prompt.find("def ")
+    return prompt[start:] if start >= 0 else ""
+
+
+class PyFuncTask(CodeTask):
+    """Answers are test reports of the function the response completes; correct means pass@1."""
+
+    name = "pyfunc"
+    required_fields: ClassVar[Mapping[str, type]] = {
+        "id": str,
+        "prompt": str,
+        "tests": list,
+        "entry_point": str,
+        "solution": str,
+    }
+
+    def example_from_row(self, row: Mapping[str, Any], split: str, index: int) -> CodeExample:
+        tests = tuple(row["tests"])
+        code_prefix = signature_of(row["prompt"])
+        if not code_prefix or not tests or not all(isinstance(t, str) for t in tests):
+            raise InputError(f"{self.split_path(split)}:{index + 1}: needs a 'def' line and string tests")
+        return CodeExample(
+            id=row["id"],
+            question=row["prompt"],
+            answer=all_pass_report(len(tests)),
+            solution=row["solution"],
+            code_prefix=code_prefix,
+            tests=tests,
+            entry_point=row["entry_point"],
+        )
+
+
+def write_pyfunc_splits(data_dir: Path, sizes: Mapping[str, int], seed: int) -> dict[str, Path]:
+    """Generate every split into ``data_dir`` as JSON Lines; returns the paths.
+
+    Each split's seed mixes ``seed`` with the split's name, so that changing one split leaves the others unchanged.
+    """
+    paths = {}
+    for split, size in sizes.items():
+        split_seed = seed * 1_000_003 + zlib.crc32(split.encode())
+        problems = generate_split(size, seed=split_seed, prefix=f"pyfunc-{split}")
+        rows = [
+            {
+                "id": p.id,
+                "prompt": p.prompt,
+                "tests": list(p.tests),
+                "entry_point": p.entry_point,
+                "solution": p.solution,
+                "family": p.family,
+            }
+            for p in problems
+        ]
+        paths[split] = Path(data_dir) / f"{split}.jsonl"
+        write_jsonl(paths[split], rows)
+    return paths

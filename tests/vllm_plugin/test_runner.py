@@ -1,0 +1,105 @@
+"""The judge runner's per-step logic on small fakes of vLLM's runner state (pure logic, no engine)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from autojudge.decoding.rules import TopK
+from autojudge.vllm_plugin.config import PluginConfig
+from autojudge.vllm_plugin.runner import (
+    ACTIVE,
+    JudgeRunnerMixin,
+    RunnerState,
+    UnhookedVerificationError,
+)
+
+
+def _runner(req_ids, params_by_req):
+    requests = {r: SimpleNamespace(sampling_params=p) for r, p in params_by_req.items()}
+    return SimpleNamespace(input_batch=SimpleNamespace(req_ids=req_ids), requests=requests, device="cpu")
+
+
+def _metadata(num_draft_tokens, draft_token_ids):
+    rows = sum(num_draft_tokens)
+    return SimpleNamespace(
+        num_draft_tokens=num_draft_tokens,
+        draft_token_ids=torch.tensor(draft_token_ids),
+        target_logits_indices=torch.arange(rows),
+    )
+
+
+def _state(drafted):
+    state = RunnerState(config=PluginConfig("topk", top_k=4), head=None)
+    state.drafted = set(drafted)
+    state.pending_hidden = torch.zeros(16, 3)
+    return state
+
+
+def test_only_drafts_the_drafter_produced_may_be_accepted_lossily():
+    plain = SimpleNamespace(extra_args=None)
+    runner = _runner(["a", "b", "c"], {"a": plain, "b": plain, "c": plain})
+    # a: 2 drafts, b: 3 drafts (drafted last step); c: 2 zero-filled placeholders (drafter skipped)
+    metadata = _metadata([2, 3, 2], [5, 6, 7, 8, 9, 0, 0])
+    context = _state(drafted={"a", "b"}).step_context(runner, metadata)
+    assert context.lossy_allowed.tolist() == [True, True, True, True, True, False, False]
+    assert len(context.rules) == 1 and isinstance(context.rules[0], TopK)
+    assert context.target_hidden.shape == (7, 3)
+
+
+def test_requests_with_their_own_rule_get_their_rows():
+    exact = SimpleNamespace(extra_args={"autojudge_rule": "exact"})
+    plain = SimpleNamespace(extra_args=None)
+    runner = _runner(["a", "b"], {"a": plain, "b": exact})
+    context = _state(drafted={"a", "b"}).step_context(runner, _metadata([2, 1], [1, 2, 3]))
+    assert [rule.name for rule in context.rules] == ["topk", "exact"]
+    assert context.rule_of_row.tolist() == [0, 0, 1]
+
+
+class _SilentBase:
+    """A vLLM runner whose sampling step verifies without calling the patched rejection_sample."""
+
+    def _sample(self, logits, spec_decode_metadata):
+        return "verified by someone else"
+
+
+class _HookedBase:
+    def _sample(self, logits, spec_decode_metadata):
+        if spec_decode_metadata is not None:
+            ACTIVE.get().decided = True  # what the patched rejection_sample does
+        return "verified by the rule"
+
+
+@pytest.mark.parametrize(("base", "raises"), [(_SilentBase, True), (_HookedBase, False)])
+def test_a_verification_the_rule_did_not_decide_raises(base, raises):
+    runner = type("Runner", (JudgeRunnerMixin, base), {})()
+    runner.input_batch = SimpleNamespace(req_ids=["a"])
+    runner.requests = {"a": SimpleNamespace(sampling_params=None)}
+    runner.device = "cpu"
+    runner._autojudge = _state(drafted={"a"})
+    metadata = _metadata([2], [1, 2])
+    if raises:
+        with pytest.raises(UnhookedVerificationError, match="without the plugin's rule deciding"):
+            runner._sample(None, metadata)
+    else:
+        assert runner._sample(None, metadata) == "verified by the rule"
+    assert runner._sample(None, None) in ("verified by someone else", "verified by the rule")  # no drafts
+    assert ACTIVE.get() is None
+
+
+def test_a_v2_runner_is_refused_by_the_judge_worker():
+    from autojudge.vllm_plugin.compat import IncompatibleVllmError, engine_problems
+    from autojudge.vllm_plugin.runner import adopt_runner
+
+    class ModelRunnerV2:  # not a subclass of the V1 GPUModelRunner
+        pass
+
+    with pytest.raises(IncompatibleVllmError, match="supports only the V1 runner"):
+        adopt_runner(ModelRunnerV2())
+    speculative = SimpleNamespace(rejection_sample_method="standard")
+    v2 = SimpleNamespace(use_v2_model_runner=True, speculative_config=speculative)
+    assert any("Model Runner V2, which the plugin does not patch" in p for p in engine_problems(v2))
+    v1 = SimpleNamespace(use_v2_model_runner=False, speculative_config=speculative)
+    assert engine_problems(v1) == []

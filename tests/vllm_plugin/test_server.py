@@ -1,0 +1,77 @@
+"""Per-request control through vLLM's OpenAI server on loopback (`served_target`: plugin on, rule exact)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+from autojudge.vllm_plugin.engine import accepted_beyond_exact
+
+pytestmark = pytest.mark.slow
+
+PROBLEMS = 4
+
+
+def _complete(url: str, prompt: list[int], max_tokens: int, xargs: dict | None) -> tuple[int, dict]:
+    body = {
+        "model": "target",
+        "prompt": prompt,
+        "max_tokens": max_tokens,
+        "temperature": 0.0,
+        "logprobs": 1,
+        "return_tokens_as_token_ids": True,
+    }
+    if xargs is not None:
+        body["vllm_xargs"] = xargs
+    request = urllib.request.Request(
+        f"{url}/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def _tokens(choice: dict) -> list[int]:
+    return [int(token.removeprefix("token_id:")) for token in choice["logprobs"]["tokens"]]
+
+
+def test_a_request_picks_its_rule_and_sees_what_it_accepted(served_target, toy_target_greedy, toy_pair):
+    vocabulary = len(toy_pair.tokenizer)
+    beyond = 0
+    for _, prompt, expected in toy_target_greedy.items[:PROBLEMS]:
+        cap = toy_target_greedy.max_new_tokens
+        status, plain = _complete(served_target, prompt, cap, None)
+        assert status == 200, plain
+        status, exact = _complete(served_target, prompt, cap, {"autojudge_rule": "exact"})
+        assert status == 200, exact
+        for response in (plain, exact):
+            choice = response["choices"][0]
+            assert _tokens(choice)[: len(expected)] == expected[: len(_tokens(choice))]
+            assert accepted_beyond_exact(choice["logprobs"]) == 0
+        status, lossy = _complete(
+            served_target, prompt, cap, {"autojudge_rule": "topk", "autojudge_top_k": vocabulary}
+        )
+        assert status == 200, lossy
+        beyond += accepted_beyond_exact(lossy["choices"][0]["logprobs"])
+    assert beyond > 0
+
+
+@pytest.mark.parametrize(
+    ("xargs", "reason"),
+    [
+        ({"autojudge_rule": "judge"}, "rule 'judge' needs judge_head"),
+        ({"autojudge_rule": "divergence", "autojudge_threshold": 0.1}, "engine whose rule is not"),
+        ({"autojudge_threshold": "high"}, "bad value"),
+        ({"autojudge_window": 4}, r"unknown keys ['window']"),
+    ],
+)
+def test_a_rule_the_engine_cannot_serve_is_an_http_400(served_target, toy_target_greedy, xargs, reason):
+    _, prompt, _ = toy_target_greedy.items[0]
+    status, body = _complete(served_target, prompt, 8, xargs)
+    assert status == 400, body
+    assert reason in json.dumps(body).replace("\\'", "'").replace('\\"', '"'), body
