@@ -55,3 +55,20 @@ def test_bad_input_is_one_clear_line_and_status_2(repo, tmp_path):
     result = _autojudge("eval", "--params", str(tmp_path / "params.yaml"), cwd=tmp_path)
     assert result.returncode == 2
     assert "data file not found: nowhere/test.jsonl" in result.stderr
+
+
+def test_bench_vllm_refuses_a_plan_without_batch_size_1_before_any_engine(repo, tmp_path):
+    result = _autojudge(
+        "bench",
+        "vllm",
+        "--batch-size",
+        "8",
+        "--batch-size",
+        "32",
+        "--params",
+        str(repo / "params.yaml"),
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: ") and "bench.batch_sizes" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -17,6 +17,15 @@ def test_project_params_are_valid(params):
         ("decoding: {windw: 4}\n", r"decoding\.windw: Extra inputs are not permitted"),
         ("task: [1, 2\n", "not valid YAML"),
         ("- 1\n", "expected a mapping"),
+        (
+            "bench: {batch_sizes: [8, 32]}\n",
+            r"bench: .*bench\.batch_sizes must be distinct positive sizes including 1",
+        ),
+        (
+            "bench: {windows: [4, 8], overhead_window: 16}\n",
+            r"bench\.overhead_window 16 must be one of bench\.windows",
+        ),
+        ("bench: {batch_size: 8}\n", r"bench\.batch_size: Extra inputs are not permitted"),
     ],
 )
 def test_bad_params_name_file_and_key(tmp_path, text, message):

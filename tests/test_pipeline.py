@@ -37,7 +37,8 @@ SMALL = {
     "bench.overhead_window": 8,
     "bench.thresholds": [],
     "bench.repeats": 1,
-    "bench.batch_size": 2,
+    "bench.batch_sizes": [1, 2],
+    "bench.accuracy_problems": 2,
 }
 
 

@@ -184,34 +184,59 @@ def bench_vllm(
     head: Annotated[Path, typer.Option(help="Judge head (reads target hidden states).")] = Path(
         "heads/head.safetensors"
     ),
-    problems: Annotated[int | None, typer.Option(help="Problems (default: params bench.problems).")] = None,
+    problems: Annotated[
+        int | None, typer.Option(help="Timed problems (default: params bench.problems).")
+    ] = None,
+    accuracy_problems: Annotated[
+        int | None,
+        typer.Option(help="Problems of the accuracy column (default: params bench.accuracy_problems)."),
+    ] = None,
     window: Annotated[
         list[int] | None, typer.Option(help="Window grid (repeatable; default: params).")
+    ] = None,
+    batch_size: Annotated[
+        list[int] | None, typer.Option(help="Batch sizes, 1 among them (repeatable; default: params).")
     ] = None,
     threshold: Annotated[
         list[float] | None, typer.Option(help="AutoJudge thresholds besides the head's (repeatable).")
     ] = None,
     repeats: Annotated[int | None, typer.Option(help="Timed repeats (default: params).")] = None,
+    tuning_repeats: Annotated[
+        int | None, typer.Option(help="Repeats that only choose the windows (default: params).")
+    ] = None,
     out: Annotated[Path, typer.Option(help="Results file (.json; .md, .csv, .png beside it).")] = Path(
         "results/vllm_bench.json"
     ),
     params: ParamsOption = Path("params.yaml"),
 ) -> None:
-    """vLLM tokens/s: target alone, SD exact, AutoJudge at several thresholds; energy and judge overhead."""
-    from autojudge.bench.vllm_bench import run_benchmark, write_outputs
+    """vLLM tokens/s: target alone, stock SD, plugin exact SD, AutoJudge; intervals, energy, judge overhead."""
+    from autojudge.bench.vllm_bench import check_plan, run_benchmark, write_outputs
     from autojudge.params import load_params
 
     settings = load_params(params)
-    given = {"problems": problems, "windows": window, "thresholds": threshold, "repeats": repeats}
+    given = {
+        "problems": problems,
+        "accuracy_problems": accuracy_problems,
+        "windows": window,
+        "batch_sizes": batch_size,
+        "thresholds": threshold,
+        "repeats": repeats,
+        "tuning_repeats": tuning_repeats,
+    }
     bench = settings.bench.model_copy(update={k: v for k, v in given.items() if v is not None})
     if window and bench.overhead_window not in window:
         bench = bench.model_copy(update={"overhead_window": max(window)})
+    check_plan(bench)  # model_copy does not validate
     report = run_benchmark(settings.model_copy(update={"bench": bench}), head)
     report["command"] = (
-        f"autojudge bench vllm --head {head} --problems {bench.problems} --repeats {bench.repeats} "
-        + " ".join(f"--window {w}" for w in bench.windows)
+        f"autojudge bench vllm --head {head} --problems {bench.problems} "
+        f"--accuracy-problems {bench.accuracy_problems} --repeats {bench.repeats} "
+        f"--tuning-repeats {bench.tuning_repeats}"
+        + "".join(f" --window {w}" for w in bench.windows)
+        + "".join(f" --batch-size {b}" for b in bench.batch_sizes)
         + "".join(f" --threshold {t}" for t in bench.thresholds)
         + f" --out {out}"
+        + (f" --params {params}" if params != Path("params.yaml") else "")
     )
     write_outputs(report, out, out.with_suffix(""), out.with_suffix(".md"))  # curves: .csv, .png
     typer.echo(out.with_suffix(".md").read_text())

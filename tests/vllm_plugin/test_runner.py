@@ -103,3 +103,12 @@ def test_a_v2_runner_is_refused_by_the_judge_worker():
     assert any("Model Runner V2, which the plugin does not patch" in p for p in engine_problems(v2))
     v1 = SimpleNamespace(use_v2_model_runner=False, speculative_config=speculative)
     assert engine_problems(v1) == []
+
+
+def test_a_step_where_every_request_verifies_exactly_is_left_to_vllm():
+    exact = SimpleNamespace(extra_args={"autojudge_rule": "exact"})
+    state = _state(drafted={"a", "b", "c"})
+    runner = _runner(["a", "b"], {"a": exact, "b": exact})
+    assert state.step_context(runner, _metadata([2, 1], [1, 2, 3])) is None
+    runner = _runner(["a", "c"], {"a": exact, "c": SimpleNamespace(extra_args=None)})
+    assert state.step_context(runner, _metadata([2, 1], [1, 2, 3])).rule_of_row.tolist() == [0, 0, 1]

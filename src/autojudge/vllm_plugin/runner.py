@@ -63,6 +63,7 @@ class RunnerState:
     head: Any  # JudgeHead | None: the engine's pinned head, checked against its models
     rules: dict[PluginConfig, Any] = field(default_factory=dict)
     rejected_overrides: set[str] = field(default_factory=set)  # requests already warned about
+    request_rules: dict[str, Any] = field(default_factory=dict)  # rule of each request seen lately
     capture_draft_logits: bool = False
     draft_logits: torch.Tensor | None = None  # [B', K, V] from the last proposal
     draft_req_ids: list[str] | None = None  # request id of each of its B' rows
@@ -80,6 +81,8 @@ class RunnerState:
 
     def request_rule(self, req_id: str, sampling_params: Any) -> Any:
         """The rule of one request: the engine's, or its override (validated by the frontend)."""
+        if req_id in self.request_rules:
+            return self.request_rules[req_id]
         try:
             config = request_config(self.config, getattr(sampling_params, "extra_args", None))
         except AutoJudgeError as error:  # only reachable by bypassing the frontend's validation
@@ -87,14 +90,18 @@ class RunnerState:
                 self.rejected_overrides.add(req_id)
                 logger.error("autojudge: request %s keeps the engine's rule: %s", req_id, error)
             config = self.config
-        return self.rule(config)
+        self.request_rules[req_id] = self.rule(config)
+        return self.request_rules[req_id]
 
-    def step_context(self, runner: Any, metadata: Any) -> StepContext:
-        """The rules, per-row permissions and features of one verification step."""
+    def step_context(self, runner: Any, metadata: Any) -> StepContext | None:
+        """The rules, per-row permissions and features of one verification step (None: all exact)."""
+        batch = runner.input_batch.req_ids
+        if len(self.request_rules) > 2 * len(batch) + 256:  # forget finished requests
+            self.request_rules = {r: self.request_rules[r] for r in batch if r in self.request_rules}
         rules: list[Any] = []
         per_row: list[int] = []
         real: list[bool] = []
-        for req_id, count in zip(runner.input_batch.req_ids, metadata.num_draft_tokens, strict=False):
+        for req_id, count in zip(batch, metadata.num_draft_tokens, strict=False):
             if count == 0:
                 continue
             state = runner.requests.get(req_id)
@@ -104,6 +111,8 @@ class RunnerState:
                 rules.append(rule)
             per_row.extend([rules.index(rule)] * count)
             real.extend([req_id in self.drafted] * count)
+        if all(rule.name == "exact" for rule in rules):
+            return None  # vLLM's own decision is the rule's: nothing to decide
         device = runner.device
         rule_of_row = None
         if len(rules) > 1:
@@ -117,7 +126,7 @@ class RunnerState:
         if self.capture_draft_logits:
             draft_logits = self.take_draft_logits(list(runner.input_batch.req_ids), metadata.num_draft_tokens)
         return StepContext(
-            rules or [self.rule(self.config)],
+            rules,
             rule_of_row,
             target_hidden,
             draft_logits,
@@ -167,6 +176,8 @@ class JudgeRunnerMixin:
         if state is None or spec_decode_metadata is None:
             return super()._sample(logits, spec_decode_metadata)  # type: ignore[misc]
         context = state.step_context(self, spec_decode_metadata)
+        if context is None:  # every request verifies exactly: vLLM decides, as without the plugin
+            return super()._sample(logits, spec_decode_metadata)  # type: ignore[misc]
         token = ACTIVE.set(context)
         try:
             output = super()._sample(logits, spec_decode_metadata)  # type: ignore[misc]
