@@ -85,18 +85,11 @@ def toy_train(
     """Train the toy tokenizer, target and draft from the 'toy' params (slow: tens of minutes)."""
     from autojudge.models.toy_training import train_toy_pair
     from autojudge.params import load_params
-    from autojudge.tasks.arith import ArithTask, write_arith_splits
 
     settings = load_params(params)
     if settings.toy is None:
         raise AutoJudgeError(f"{params}: no 'toy' section")
-    write_arith_splits(settings.task.data_dir, settings.toy.splits, settings.toy.seed)
-    task = ArithTask(settings.task.data_dir)
-    held_out = {
-        e.question for split in settings.toy.splits if split != "train" for e in task.load_split(split)
-    }
-    probe_examples = task.load_split("validation", settings.toy.probe_problems)
-    histories = train_toy_pair(settings.toy, held_out, probe_examples, out)
+    histories = train_toy_pair(settings.toy, out)
     write_json(
         out / "training.json",
         {"command": "autojudge toy train", "toy": settings.toy.model_dump(mode="json"), "history": histories},

@@ -78,7 +78,7 @@ def evaluate(
     for example in progress:
         generation = decoder.generate(encode_prompt(tokenizer, task.build_prompt(example), chat_template))
         response = tokenizer.decode(generation.tokens, skip_special_tokens=True)
-        answer = task.extract_answer(response)
+        answer = task.extract_answer_for(response, example)
         stats = generation.stats
         results.append(
             ExampleResult(

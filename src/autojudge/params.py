@@ -6,7 +6,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveFloat,
+    PositiveInt,
+    ValidationError,
+    model_validator,
+)
 
 from autojudge.errors import InputError
 
@@ -51,6 +59,9 @@ class ToyParams(Section):
 
     seed: int = 0
     splits: dict[str, PositiveInt] = {"train": 2000, "validation": 200, "test": 200, "shifted": 200}
+    code_splits: dict[str, PositiveInt] = {"train": 2000, "validation": 200, "test": 200}  # pyfunc
+    # training corpus: weight of each source (arith, arith_variant, pyfunc; see models/toy_corpus.py)
+    mixture: dict[Literal["arith", "arith_variant", "pyfunc"], PositiveFloat] = {"arith": 1.0}
     tokenizer_vocab_size: PositiveInt = 512
     tokenizer_corpus: PositiveInt = 20000
     threads: PositiveInt = 2

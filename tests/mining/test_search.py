@@ -1,6 +1,10 @@
 """Algorithm 1 on a scripted world: a fake target, draft and task whose answers depend on known positions."""
 
+from pathlib import Path
+
 from autojudge.mining.search import ImportantTokenSearch, MiningProblem, Mismatch
+from autojudge.tasks.code_answers import report_outcomes
+from autojudge.tasks.pyfunc import PyFuncTask
 
 EOS, PROMPT = 99, [50]
 
@@ -129,3 +133,69 @@ def test_problem_without_answer_has_no_labels():
     (result,) = list(_search(SilentTarget(), Draft()).run([MiningProblem("p", PROMPT)]))
     assert result.answer is None
     assert result.mismatches == []
+
+
+# A code task: the answer is the sandboxed test report of the function the response completes.
+WORDS = ["<eos>", "    return", " x", " *", " 2", "\n", " +"]
+CODE_EOS = 0
+
+
+class WordTokenizer:
+    def decode(self, ids, skip_special_tokens=True):
+        return "".join(WORDS[i] for i in ids if i != CODE_EOS)
+
+
+def _ids(*words):
+    return [WORDS.index(w) for w in words]
+
+
+# x * 2 (the target's own), 2 * x (harmless rewording), 2 + x (changes the tests' outcome)
+CODE_RESPONSES = [
+    _ids("    return", " x", " *", " 2", "\n", "<eos>"),
+    _ids("    return", " 2", " *", " x", "\n", "<eos>"),
+    _ids("    return", " 2", " +", " x", "\n", "<eos>"),
+]
+
+
+class CodeTarget(Target):
+    """Continues whichever scripted response the prefix starts."""
+
+    def complete(self, response):
+        for scripted in CODE_RESPONSES:
+            if scripted[: len(response)] == list(response):
+                return scripted
+        raise AssertionError(f"unscripted prefix {response}")
+
+
+class CodeDraft(Draft):
+    """Proposes ' 2' for the first operand and ' +' for the operator; agrees elsewhere."""
+
+    def predict(self, prompts, responses):
+        self.calls += 1
+        swaps = {1: _ids(" 2")[0], 2: _ids(" +")[0]}
+        return [[swaps.get(p, token) for p, token in enumerate(response)] for response in responses]
+
+
+def test_code_task_answers_are_sandboxed_test_reports():
+    task = PyFuncTask(Path())
+    example = task.example_from_row(
+        {
+            "id": "double",
+            "prompt": "Return x doubled.\ndef double(x):\n",
+            "tests": ["assert double(3) == 6", "assert double(0) == 0", "assert double(-2) == -4"],
+            "entry_point": "double",
+            "solution": "    return x * 2\n",
+        },
+        "train",
+        0,
+    )
+    search = ImportantTokenSearch(task, WordTokenizer(), CodeTarget(), CodeDraft(), 10, {CODE_EOS}, 4)
+    (result,) = list(search.run([MiningProblem("double", PROMPT, example)]))
+    assert report_outcomes(result.answer) == ["pass", "pass", "pass"]
+    # ' 2' for ' x' keeps every test passing (unimportant, kept); ' +' for ' *' then fails them
+    assert result.mismatches == [
+        Mismatch(1, _ids(" x")[0], _ids(" 2")[0], important=False),
+        Mismatch(2, _ids(" *")[0], _ids(" +")[0], important=True),
+    ]
+    assert result.response_ids == CODE_RESPONSES[1]
+    assert task.runner.runs == 3  # each distinct program ran once, in the sandbox

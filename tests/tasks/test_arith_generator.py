@@ -1,7 +1,7 @@
 import re
 from collections import Counter
 
-from autojudge.tasks.arith_generator import ANSWER_PREFIX, generate_split
+from autojudge.tasks.arith_generator import ANSWER_PREFIX, NAMES_STANDARD, generate_split
 
 EQUATION = re.compile(r"(\d+) ([+\-*]) (\d+) = (\d+)")
 
@@ -54,3 +54,15 @@ def test_shifted_split_has_other_templates_and_larger_numbers():
     assert standard_first.isdisjoint(shifted_first)
     for problem in shifted:
         assert _check_equations(problem.solution)[-1] == problem.answer
+
+
+def test_variant_split_has_other_names_nouns_and_sentences_but_standard_numbers():
+    standard, variant = generate_split(400, seed=2), generate_split(400, seed=2, style="variant")
+    standard_words = {w for p in standard for w in p.question.replace(".", " ").replace("?", " ").split()}
+    for problem in variant:
+        assert problem.answer < 100  # the standard ceiling: numbers stay in the trained range
+        assert _check_equations(problem.solution)[-1] == problem.answer
+        assert not problem.question.startswith(tuple(n for n, _, _ in NAMES_STANDARD))
+        assert "How many" not in problem.question
+    variant_words = {w for p in variant for w in p.question.replace(".", " ").replace("?", " ").split()}
+    assert {"shells", "purchases", "collects", "Omar"} <= variant_words - standard_words

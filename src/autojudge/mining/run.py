@@ -44,7 +44,7 @@ def mining_problems(params: Params, pair: ModelPair) -> list[MiningProblem]:
     task = task_from(params)
     examples = task.load_split(params.mining.split, params.mining.problems)
     return [
-        MiningProblem(e.id, encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template))
+        MiningProblem(e.id, encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template), e)
         for e in examples
     ]
 

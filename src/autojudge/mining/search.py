@@ -17,15 +17,16 @@ from transformers import PreTrainedTokenizerBase
 
 from autojudge.engines.base import GenerationEngine
 from autojudge.mining.draft_predictions import DraftPredictor
-from autojudge.tasks.base import Task
+from autojudge.tasks.base import Example, Task
 
 
 @dataclass(frozen=True)
 class MiningProblem:
-    """A problem to mine: its id and the token ids of its prompt."""
+    """A problem to mine: its id, the token ids of its prompt and, for tasks that need it, its example."""
 
     id: str
     prompt_ids: list[int]
+    example: Example | None = None  # code tasks: the tests whose report is the answer
 
 
 @dataclass
@@ -115,18 +116,24 @@ class ImportantTokenSearch:
         self.eos_token_ids = eos_token_ids
         self.pool_size = pool_size
 
-    def _answer(self, response: list[int]) -> str | None:
-        return self.task.extract_answer(self.tokenizer.decode(response, skip_special_tokens=True))
+    def _answers(self, problems: list[MiningProblem], responses: list[list[int]]) -> list[str | None]:
+        """The answers of many responses at once (code tasks run their programs concurrently)."""
+        texts = [self.tokenizer.decode(r, skip_special_tokens=True) for r in responses]
+        examples = [p.example for p in problems]
+        if any(e is None for e in examples):
+            return [self.task.extract_answer(text) for text in texts]
+        return self.task.extract_answers(texts, examples)
 
     def _start(self, problems: list[MiningProblem]) -> list[_State]:
         """Line 4-5: the target's response and its answer."""
         responses = self.engine.continue_prefixes(
             [p.prompt_ids for p in problems], [self.max_response_tokens] * len(problems)
         )
+        answers = self._answers(problems, responses)
         now = time.perf_counter()
         return [
-            _State(problem=p, response=r, initial=list(r), answer=self._answer(r), started=now)
-            for p, r in zip(problems, responses, strict=True)
+            _State(problem=p, response=r, initial=list(r), answer=a, started=now)
+            for p, r, a in zip(problems, responses, answers, strict=True)
         ]
 
     def run(self, problems: list[MiningProblem]) -> Iterator[MinedProblem]:
@@ -169,10 +176,14 @@ class ImportantTokenSearch:
             ends = swapped in self.eos_token_ids
             caps.append(0 if ends else self.max_response_tokens - position - 1)
         continuations = self.engine.continue_prefixes(prefixes, caps)
-        for (state, position), continuation in zip(testing, continuations, strict=True):
+        candidates = [
+            [*state.response[:position], state.predictions[position], *continuation]
+            for (state, position), continuation in zip(testing, continuations, strict=True)
+        ]
+        answers = self._answers([state.problem for state, _ in testing], candidates)
+        for (state, position), candidate, answer in zip(testing, candidates, answers, strict=True):
             target_token, draft_token = state.response[position], state.predictions[position]
-            candidate = [*state.response[:position], draft_token, *continuation]
-            equivalent = self.task.equivalent(state.answer, self._answer(candidate))
+            equivalent = self.task.equivalent(state.answer, answer)
             state.mismatches.append(Mismatch(position, target_token, draft_token, important=not equivalent))
             state.calls += 1
             state.cursor = position

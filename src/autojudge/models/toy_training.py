@@ -1,11 +1,11 @@
-"""Train the toy draft/target pair: small LlamaForCausalLM models on an endless stream of arith problems."""
+"""Train the toy draft/target pair: small LlamaForCausalLM models on an endless stream of toy problems."""
 
 from __future__ import annotations
 
 import math
-import random
 import time
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 import torch
@@ -13,11 +13,9 @@ from tqdm import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from autojudge.engines.hf import HFEngine
+from autojudge.models.toy_corpus import Probe, TrainingText, held_out_keys, probes, text_stream
 from autojudge.models.toy_tokenizer import train_toy_tokenizer
 from autojudge.params import ToyModelParams, ToyParams
-from autojudge.tasks.arith import ArithTask, arith_prompt
-from autojudge.tasks.arith_generator import generate_problem
-from autojudge.tasks.base import Example
 
 
 def build_model(spec: ToyModelParams, tokenizer: PreTrainedTokenizerFast, seed: int) -> LlamaForCausalLM:
@@ -37,18 +35,6 @@ def build_model(spec: ToyModelParams, tokenizer: PreTrainedTokenizerFast, seed: 
         torch_dtype="float32",
     )
     return LlamaForCausalLM(config)
-
-
-def training_text_stream(seed: int, excluded_questions: set[str]) -> Iterator[tuple[str, str]]:
-    """Endless (prompt, response) pairs of standard arith problems, skipping held-out questions."""
-    rng = random.Random(seed)
-    index = 0
-    while True:
-        problem = generate_problem(rng, f"train-stream-{index}")
-        index += 1
-        if problem.question in excluded_questions:
-            continue
-        yield arith_prompt(problem.question), " " + problem.solution
 
 
 def _encode_batch(
@@ -80,34 +66,31 @@ def _learning_rate(step: int, spec: ToyModelParams) -> float:
 
 
 class AccuracyProbe:
-    """Greedy accuracy of a model in training on a few held-out problems."""
+    """Greedy accuracy of a model in training on a few held-out problems of each source."""
 
-    def __init__(
-        self, tokenizer: PreTrainedTokenizerFast, examples: list[Example], max_new_tokens: int
-    ) -> None:
+    def __init__(self, tokenizer: PreTrainedTokenizerFast, probes: list[Probe], max_new_tokens: int) -> None:
         self.tokenizer = tokenizer
-        self.task = ArithTask(Path())
-        self.examples = examples
-        self.prompts = [tokenizer.encode(self.task.build_prompt(e)) for e in examples]
+        self.probes = probes
+        self.prompts = [[tokenizer.encode(p.task.build_prompt(e)) for e in p.examples] for p in probes]
         self.max_new_tokens = max_new_tokens
 
-    def __call__(self, model: LlamaForCausalLM) -> float:
+    def __call__(self, model: LlamaForCausalLM) -> dict[str, float]:
         model.eval()
         engine = HFEngine(model, self.tokenizer.pad_token_id, {self.tokenizer.eos_token_id}, batch_size=64)
-        responses = engine.continue_prefixes(self.prompts, [self.max_new_tokens] * len(self.prompts))
+        accuracy = {}
+        for probe, prompts in zip(self.probes, self.prompts, strict=True):
+            responses = engine.continue_prefixes(prompts, [self.max_new_tokens] * len(prompts))
+            texts = [self.tokenizer.decode(r, skip_special_tokens=True) for r in responses]
+            accuracy[probe.source] = round(sum(probe.task.scores(texts, probe.examples)) / len(texts), 4)
         model.train()
-        correct = sum(
-            self.task.score(self.tokenizer.decode(r, skip_special_tokens=True), e)
-            for r, e in zip(responses, self.examples, strict=True)
-        )
-        return correct / len(self.examples)
+        return accuracy
 
 
 def train_model(
     spec: ToyModelParams,
     tokenizer: PreTrainedTokenizerFast,
     seed: int,
-    excluded_questions: set[str],
+    stream: Iterator[TrainingText],
     label: str,
     probe: AccuracyProbe | None = None,
     probe_every: int = 500,
@@ -117,7 +100,6 @@ def train_model(
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=spec.learning_rate, betas=(0.9, 0.95), weight_decay=spec.weight_decay
     )
-    stream = training_text_stream(seed, excluded_questions)
     model.train()
     started = time.perf_counter()
     progress = tqdm(range(spec.steps), desc=f"train {label}", mininterval=10)
@@ -126,7 +108,8 @@ def train_model(
     for step in progress:
         for group in optimizer.param_groups:
             group["lr"] = _learning_rate(step, spec)
-        ids, mask, labels = _encode_batch([next(stream) for _ in range(spec.batch_size)], tokenizer)
+        batch = [(text.prompt, text.response) for text in islice(stream, spec.batch_size)]
+        ids, mask, labels = _encode_batch(batch, tokenizer)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -139,7 +122,7 @@ def train_model(
                 {
                     "step": step + 1,
                     "loss": round(running, 4),
-                    "probe_accuracy": round(probe(model), 4),
+                    "probe_accuracy": probe(model),
                     "minutes": round((time.perf_counter() - started) / 60, 2),
                 }
             )
@@ -154,21 +137,21 @@ def save_model(model: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, dire
     tokenizer.save_pretrained(directory)
 
 
-def train_toy_pair(
-    toy: ToyParams, held_out_questions: set[str], probe_examples: list[Example], out_dir: Path
-) -> dict[str, list[dict]]:
-    """Train the tokenizer, the target and the draft; save them under ``out_dir``; return their histories."""
+def train_toy_pair(toy: ToyParams, out_dir: Path) -> dict[str, list[dict]]:
+    """Train the tokenizer, the target and the draft on the mixture; save them under ``out_dir``; return
+    their histories."""
     torch.set_num_threads(toy.threads)
-    corpus_rng = random.Random(toy.seed + 7919)
-    corpus = [generate_problem(corpus_rng, f"corpus-{i}") for i in range(toy.tokenizer_corpus)]
+    corpus = islice(text_stream(toy.seed + 7919, toy.mixture, excluded=set()), toy.tokenizer_corpus)
     tokenizer = train_toy_tokenizer(
-        (arith_prompt(p.question) + " " + p.solution for p in corpus), toy.tokenizer_vocab_size
+        (text.prompt + text.response for text in corpus), toy.tokenizer_vocab_size
     )
-    probe = AccuracyProbe(tokenizer, probe_examples, max_new_tokens=192)
+    probe = AccuracyProbe(tokenizer, probes(toy), max_new_tokens=192)
+    excluded = held_out_keys(toy)
     histories = {}
     for role, offset in (("target", 0), ("draft", 1)):
+        stream = text_stream(toy.seed + offset, toy.mixture, excluded)
         model, histories[role] = train_model(
-            getattr(toy, role), tokenizer, toy.seed + offset, held_out_questions, role, probe, toy.probe_every
+            getattr(toy, role), tokenizer, toy.seed + offset, stream, role, probe, toy.probe_every
         )
         save_model(model, tokenizer, out_dir / role)
     return histories

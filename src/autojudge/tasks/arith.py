@@ -42,19 +42,23 @@ class ArithTask(Task):
         return answers_equivalent(first, second)
 
 
-def write_arith_splits(data_dir: Path, sizes: Mapping[str, int], seed: int) -> dict[str, Path]:
-    """Generate every split (``shifted`` uses the shifted style) into ``data_dir``; returns the paths.
+def arith_split_rows(split: str, size: int, seed: int) -> list[dict]:
+    """The data rows of one split (``shifted`` and ``variant`` use their styles).
 
-    Each split's seed mixes ``seed`` with the split's name, so that changing one split leaves the others unchanged.
+    The split's seed mixes ``seed`` with its name, so that changing one split leaves the others unchanged.
     """
+    style = split if split in ("shifted", "variant") else "standard"
+    split_seed = seed * 1_000_003 + zlib.crc32(split.encode())
+    problems = generate_split(size, seed=split_seed, style=style, prefix=split)
+    return [
+        {"id": p.id, "question": p.question, "solution": p.solution, "answer": p.answer} for p in problems
+    ]
+
+
+def write_arith_splits(data_dir: Path, sizes: Mapping[str, int], seed: int) -> dict[str, Path]:
+    """Generate every split into ``data_dir`` as JSON Lines; returns the paths."""
     paths = {}
     for split, size in sizes.items():
-        style = "shifted" if split == "shifted" else "standard"
-        split_seed = seed * 1_000_003 + zlib.crc32(split.encode())
-        problems = generate_split(size, seed=split_seed, style=style, prefix=split)
-        rows = [
-            {"id": p.id, "question": p.question, "solution": p.solution, "answer": p.answer} for p in problems
-        ]
         paths[split] = data_dir / f"{split}.jsonl"
-        write_jsonl(paths[split], rows)
+        write_jsonl(paths[split], arith_split_rows(split, size, seed))
     return paths

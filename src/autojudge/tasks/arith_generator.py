@@ -5,8 +5,9 @@ The question fixes the numbers; the solution's wording is drawn uniformly from
 equivalent phrasings (verbs, connectives, clause orders, operand orders) independently
 of the numbers, so a model's greedy wording is a coin flip while its numbers are not.
 
-Two styles exist: ``standard`` (the training distribution) and ``shifted`` (other
-story templates and larger numbers) for domain-shift tests.
+Three styles exist: ``standard`` (the training distribution), ``variant`` (other names, nouns
+and question sentences, numbers in the standard range: a second arith domain for a pair trained
+on both) and ``shifted`` (other story templates and larger numbers) for domain-shift tests.
 """
 
 from __future__ import annotations
@@ -28,6 +29,16 @@ NAMES_STANDARD = [
 ]
 FRIENDS = ["a friend", "a neighbor", "the teacher", "a classmate", "Grandma"]
 ITEMS_STANDARD = ["apples", "books", "coins", "marbles", "stickers", "pencils", "cookies", "cards"]
+
+NAMES_VARIANT = [
+    ("Omar", "he", "his"),
+    ("Nina", "she", "her"),
+    ("Ravi", "he", "his"),
+    ("Ida", "she", "her"),
+    ("Hugo", "he", "his"),
+    ("Vera", "she", "her"),
+]
+ITEMS_VARIANT = ["shells", "stamps", "buttons", "ribbons", "tickets", "badges"]
 
 NAMES_SHIFTED = [("the shop", "it", "its"), ("the farm", "it", "its"), ("the library", "it", "its")]
 ITEMS_SHIFTED = ["boxes", "crates", "bottles", "bags"]
@@ -79,6 +90,15 @@ QUESTION_EVENTS = {
     "double": "{Pc} doubles the number of {I} {P} has.",
     "triple": "{Pc} triples the number of {I} {P} has.",
 }
+VARIANT_EVENTS = {
+    "buy": "Later {P} purchases another {n} {I}.",
+    "find": "On a walk {P} collects {n} extra {I}.",
+    "receive": "{N} is handed {n} {I} by {F}.",
+    "give": "{Pc} passes {n} {I} on to {F}.",
+    "lose": "Sadly, {n} {I} go missing.",
+    "double": "{Pc} ends up with twice as many {I} as before.",
+    "triple": "{Pc} ends up with three times as many {I} as before.",
+}
 SHIFTED_EVENTS = {
     "deliver": "A truck delivers {n} {I} to {P_obj}.",
     "produce": "{Pc} makes {n} new {I}.",
@@ -103,6 +123,12 @@ OP_OF_KIND = {
     "quadruple": "mul",
 }
 MULTIPLIER_KIND = {2: "double", 3: "triple", 4: "quadruple"}
+
+STYLES = {  # style -> number limits, names, items, question sentences per event kind
+    "standard": (STANDARD, NAMES_STANDARD, ITEMS_STANDARD, QUESTION_EVENTS),
+    "variant": (STANDARD, NAMES_VARIANT, ITEMS_VARIANT, VARIANT_EVENTS),
+    "shifted": (SHIFTED, NAMES_SHIFTED, ITEMS_SHIFTED, SHIFTED_EVENTS),
+}
 
 # Solution wording: synonyms of each event kind (present tense, and -ing form).
 SOLUTION_VERBS = {
@@ -175,13 +201,10 @@ def _draw_events(rng: random.Random, start: int, limits: Limits, kinds: list[str
 
 
 def generate_problem(rng: random.Random, problem_id: str, style: str = "standard") -> Problem:
-    """Draw one problem of the given style ("standard" or "shifted")."""
-    if style == "standard":
-        limits, names, items, templates = STANDARD, NAMES_STANDARD, ITEMS_STANDARD, QUESTION_EVENTS
-    elif style == "shifted":
-        limits, names, items, templates = SHIFTED, NAMES_SHIFTED, ITEMS_SHIFTED, SHIFTED_EVENTS
-    else:
-        raise ValueError(f"unknown arith style {style!r}: expected 'standard' or 'shifted'")
+    """Draw one problem of the given style (one of `STYLES`)."""
+    if style not in STYLES:
+        raise ValueError(f"unknown arith style {style!r}: expected one of {', '.join(STYLES)}")
+    limits, names, items, templates = STYLES[style]
     name, pronoun, possessive = rng.choice(names)
     item = rng.choice(items)
     friend = rng.choice(FRIENDS)
@@ -202,7 +225,11 @@ def generate_problem(rng: random.Random, problem_id: str, style: str = "standard
     sentences = [f"{name} has {start} {item}."]
     for event in events:
         sentences.append(templates[event.kind].format(n=event.operand, **fields))
-    sentences.append(f"How many {item} does {name} have now?")
+    sentences.append(
+        f"What is the number of {item} {name} owns at the end?"
+        if style == "variant"
+        else f"How many {item} does {name} have now?"
+    )
     question = " ".join(_sentence_case(s) for s in sentences)
 
     solution_parts = [rng.choice(OPENERS).format(a=start, **fields)]

@@ -713,7 +713,25 @@ def generate_problem(rng: random.Random, problem_id: str, family: str | None = N
     )
 
 
-def generate_split(count: int, seed: int, prefix: str = "pyfunc") -> list[CodeProblem]:
-    """Generate ``count`` problems deterministically from ``seed``."""
+def generate_split(
+    count: int,
+    seed: int,
+    prefix: str = "pyfunc",
+    excluded: frozenset[str] = frozenset(),
+    unique: bool = False,
+) -> list[CodeProblem]:
+    """Generate ``count`` problems deterministically from ``seed``, skipping prompts in ``excluded``
+    (and, with ``unique``, prompts already drawn)."""
     rng = random.Random(seed)
-    return [generate_problem(rng, f"{prefix}-{seed}-{i:06d}") for i in range(count)]
+    problems: list[CodeProblem] = []
+    seen = set(excluded)
+    index = 0
+    while len(problems) < count:
+        problem = generate_problem(rng, f"{prefix}-{seed}-{index:06d}")
+        index += 1
+        if problem.prompt in seen:
+            continue
+        if unique:
+            seen.add(problem.prompt)
+        problems.append(problem)
+    return problems

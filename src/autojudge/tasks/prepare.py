@@ -6,19 +6,27 @@ from autojudge.errors import InputError
 from autojudge.params import Params
 from autojudge.tasks import get_task
 from autojudge.tasks.arith import write_arith_splits
+from autojudge.tasks.humaneval import write_humaneval_split
+from autojudge.tasks.pyfunc import write_pyfunc_splits
 
 
 def prepare_splits(params: Params, required: tuple[str, ...] = ("train", "test")) -> dict[str, int]:
-    """Generate the arith splits from params, or check that another task's split files are in place.
+    """Generate the toy splits (arith, pyfunc) from params, write HumanEval's packaged problems, or
+    check that another task's split files are in place.
 
     Returns the number of examples per split; a missing, empty or malformed split is an error.
     """
     task = get_task(params.task.name, params.task.data_dir)
-    if task.name == "arith":
+    if task.name in ("arith", "pyfunc"):
         if params.toy is None:
-            raise InputError("the arith task needs a 'toy' section with its split sizes in params")
-        write_arith_splits(params.task.data_dir, params.toy.splits, params.toy.seed)
-        splits = tuple(params.toy.splits)
+            raise InputError(f"the {task.name} task needs a 'toy' section with its split sizes in params")
+        sizes = params.toy.splits if task.name == "arith" else params.toy.code_splits
+        writer = write_arith_splits if task.name == "arith" else write_pyfunc_splits
+        writer(params.task.data_dir, sizes, params.toy.seed)
+        splits = tuple(sizes)
+    elif task.name == "humaneval":
+        write_humaneval_split(params.task.data_dir)
+        splits = ("test",)
     else:
         splits = tuple(dict.fromkeys([*required, params.mining.split, params.evaluate.split]))
     return {split: len(task.load_split(split)) for split in splits}

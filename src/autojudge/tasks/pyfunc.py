@@ -47,16 +47,23 @@ class PyFuncTask(CodeTask):
         )
 
 
-def write_pyfunc_splits(data_dir: Path, sizes: Mapping[str, int], seed: int) -> dict[str, Path]:
-    """Generate every split into ``data_dir`` as JSON Lines; returns the paths.
+def pyfunc_split_rows(sizes: Mapping[str, int], seed: int) -> dict[str, list[dict]]:
+    """The data rows of every split.
 
-    Each split's seed mixes ``seed`` with the split's name, so that changing one split leaves the others unchanged.
+    Each split's seed mixes ``seed`` with the split's name. The prompt space is small (a few thousand
+    descriptions and signatures), so held-out splits (all but ``train``) get distinct prompts, none of
+    which appears in ``train``: a test problem is never a training problem with other tests.
     """
-    paths = {}
-    for split, size in sizes.items():
+    rows: dict[str, list[dict]] = {}
+    held_out: set[str] = set()
+    for split in sorted(sizes, key=lambda name: name == "train"):  # held-out splits first
         split_seed = seed * 1_000_003 + zlib.crc32(split.encode())
-        problems = generate_split(size, seed=split_seed, prefix=f"pyfunc-{split}")
-        rows = [
+        problems = generate_split(
+            sizes[split], split_seed, f"pyfunc-{split}", frozenset(held_out), unique=split != "train"
+        )
+        if split != "train":
+            held_out.update(p.prompt for p in problems)
+        rows[split] = [
             {
                 "id": p.id,
                 "prompt": p.prompt,
@@ -67,6 +74,13 @@ def write_pyfunc_splits(data_dir: Path, sizes: Mapping[str, int], seed: int) -> 
             }
             for p in problems
         ]
+    return {split: rows[split] for split in sizes}
+
+
+def write_pyfunc_splits(data_dir: Path, sizes: Mapping[str, int], seed: int) -> dict[str, Path]:
+    """Generate every split into ``data_dir`` as JSON Lines; returns the paths."""
+    paths = {}
+    for split, rows in pyfunc_split_rows(sizes, seed).items():
         paths[split] = Path(data_dir) / f"{split}.jsonl"
         write_jsonl(paths[split], rows)
     return paths
