@@ -2,8 +2,6 @@
 
 import json
 
-import pytest
-
 from autojudge.models.pair import load_pair
 from autojudge.models.toy_training import train_toy_pair
 from autojudge.params import ToyModelParams, load_params
@@ -11,7 +9,6 @@ from autojudge.params import ToyModelParams, load_params
 TINY = {"hidden_size": 32, "layers": 1, "heads": 1, "intermediate_size": 64, "steps": 4, "batch_size": 4}
 
 
-@pytest.mark.slow
 def test_mixed_pair_trains_saves_and_probes_every_source(tmp_path):
     toy = load_params("params.yaml").toy.model_copy(
         update={
