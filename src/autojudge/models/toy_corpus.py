@@ -8,7 +8,6 @@ but ``train``, and the probe problems) is excluded by its question or prompt tex
 from __future__ import annotations
 
 import random
-import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 from autojudge.params import ToyParams
 from autojudge.tasks import arith_generator, code_generator
 from autojudge.tasks.arith import ArithTask, arith_prompt, arith_split_rows
-from autojudge.tasks.base import Example, Task
+from autojudge.tasks.base import Example, Task, named_seed
 from autojudge.tasks.pyfunc import PyFuncTask, pyfunc_split_rows
 
 SOURCES = ("arith", "arith_variant", "pyfunc")
@@ -44,7 +43,7 @@ def draw_text(source: str, rng: random.Random, index: int) -> TrainingText:
 
 def _source_seed(seed: int, source: str) -> int:
     # arith keeps the bare seed: an arith-only mixture draws exactly the problems it always drew
-    return seed if source == "arith" else seed * 1_000_003 + zlib.crc32(source.encode())
+    return seed if source == "arith" else named_seed(seed, source)
 
 
 def text_stream(seed: int, mixture: Mapping[str, float], excluded: set[str]) -> Iterator[TrainingText]:

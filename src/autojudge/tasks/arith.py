@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from autojudge.data.jsonl import write_jsonl
 from autojudge.tasks.arith_generator import generate_split
-from autojudge.tasks.base import Example, Task
+from autojudge.tasks.base import Example, Task, named_seed
 from autojudge.tasks.math_answers import answers_equivalent, extract_final_answer
 
 
@@ -48,8 +47,7 @@ def arith_split_rows(split: str, size: int, seed: int) -> list[dict]:
     The split's seed mixes ``seed`` with its name, so that changing one split leaves the others unchanged.
     """
     style = split if split in ("shifted", "variant") else "standard"
-    split_seed = seed * 1_000_003 + zlib.crc32(split.encode())
-    problems = generate_split(size, seed=split_seed, style=style, prefix=split)
+    problems = generate_split(size, seed=named_seed(seed, split), style=style, prefix=split)
     return [
         {"id": p.id, "question": p.question, "solution": p.solution, "answer": p.answer} for p in problems
     ]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from autojudge.data.jsonl import write_jsonl
 from autojudge.errors import InputError
+from autojudge.tasks.base import named_seed
 from autojudge.tasks.code_answers import CodeExample, CodeTask, all_pass_report
 from autojudge.tasks.code_generator import generate_split
 
@@ -57,9 +57,12 @@ def pyfunc_split_rows(sizes: Mapping[str, int], seed: int) -> dict[str, list[dic
     rows: dict[str, list[dict]] = {}
     held_out: set[str] = set()
     for split in sorted(sizes, key=lambda name: name == "train"):  # held-out splits first
-        split_seed = seed * 1_000_003 + zlib.crc32(split.encode())
         problems = generate_split(
-            sizes[split], split_seed, f"pyfunc-{split}", frozenset(held_out), unique=split != "train"
+            sizes[split],
+            named_seed(seed, split),
+            f"pyfunc-{split}",
+            frozenset(held_out),
+            unique=split != "train",
         )
         if split != "train":
             held_out.update(p.prompt for p in problems)
