@@ -31,7 +31,7 @@ def test_overlay_merges_mappings_and_drops_nulls():
 
 
 def test_the_documented_presets_exist(repo):
-    assert available_presets(repo) == sorted(["toy", *REAL_PRESETS])
+    assert available_presets(repo) == sorted(["toy", "toy-mixed", *REAL_PRESETS])
 
 
 @pytest.mark.parametrize("name", REAL_PRESETS)
@@ -69,3 +69,13 @@ def test_unknown_or_broken_presets_are_named(project):
     with pytest.raises(InputError, match=r"broken\.yaml: invalid parameters: decoding\.window"):
         apply_preset(project, "broken")
     assert "window: 0" not in (project / "params.yaml").read_text()
+
+
+def test_toy_mixed_preset_names_the_committed_two_domain_pair(repo):
+    """The preset is a toy world of three sources whose every test split exists, on the committed pair."""
+    _, params = merged_params(repo, "toy-mixed")
+    assert set(params.toy.mixture) == {"arith", "arith_variant", "pyfunc"}
+    assert {"test", "variant", "variant_validation"} <= set(params.toy.splits)
+    assert params.toy.draft.mixture["pyfunc"] < params.toy.mixture["pyfunc"]  # the draft reads less code
+    for role in ("draft", "target"):
+        assert (repo / getattr(params.pair, role) / "model.safetensors").exists()

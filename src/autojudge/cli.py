@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from autojudge.errors import AutoJudgeError
 from autojudge.io import write_json
+
+if TYPE_CHECKING:
+    from autojudge.params import Params
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Task-specific judge decoding for vLLM.")
 toy_app = typer.Typer(
@@ -40,21 +43,15 @@ def evaluate_command(
     """Decode a split with the reference engine and print accuracy and MAT."""
     from autojudge.decoding.factory import build_rule, draft_only, speculative, target_only
     from autojudge.evaluation import evaluate
-    from autojudge.models.pair import load_pair
     from autojudge.params import load_params
+    from autojudge.runtime import pair_from
     from autojudge.tasks import get_task
 
     settings = load_params(params)
     data_dir = settings.task.data_dir if task_name == settings.task.name else Path("data") / task_name
     task = get_task(task_name, data_dir)
     examples = task.load_split(split, limit)
-    pair = load_pair(
-        settings.pair.name,
-        settings.pair.draft,
-        settings.pair.target,
-        settings.pair.dtype,
-        settings.pair.device,
-    )
+    pair = pair_from(settings)
     max_new = settings.decoding.max_new_tokens
     if rule == "target":
         decoder, method = target_only(pair, max_new), "target greedy"
@@ -75,51 +72,78 @@ def evaluate_command(
         write_json(output, summary.as_dict())
 
 
+PresetOption = Annotated[str | None, typer.Option(help="A preset in presets/ merged over the params file.")]
+
+
+def _toy_settings(params: Path, preset: str | None) -> Params:
+    """The params file, with ``preset`` merged in; it must have a 'toy' section."""
+    from autojudge.params import load_params
+    from autojudge.presets import merged_params
+
+    settings = merged_params(params.parent, preset)[1] if preset else load_params(params)
+    if settings.toy is None:
+        raise AutoJudgeError(f"{params}{' with preset ' + preset if preset else ''}: no 'toy' section")
+    return settings
+
+
 @toy_app.command("train")
 def toy_train(
     out: Annotated[Path, typer.Option(help="Directory for the tokenizer and both models.")] = Path(
         "models/toy"
     ),
+    only: Annotated[
+        str | None, typer.Option(help="Train only this model (draft: reuses the target's tokenizer in OUT).")
+    ] = None,
     params: ParamsOption = Path("params.yaml"),
+    preset: PresetOption = None,
 ) -> None:
     """Train the toy tokenizer, target and draft from the 'toy' params (slow: tens of minutes)."""
+    from autojudge.io import read_json
     from autojudge.models.toy_training import train_toy_pair
-    from autojudge.params import load_params
 
-    settings = load_params(params)
-    if settings.toy is None:
-        raise AutoJudgeError(f"{params}: no 'toy' section")
-    histories = train_toy_pair(settings.toy, out)
-    write_json(
-        out / "training.json",
-        {"command": "autojudge toy train", "toy": settings.toy.model_dump(mode="json"), "history": histories},
+    settings = _toy_settings(params, preset)
+    if only not in (None, "target", "draft"):
+        raise AutoJudgeError(f"--only must be target or draft, got {only!r}")
+    record_path = out / "training.json"
+    record = read_json(record_path) if only and record_path.exists() else {"history": {}}
+    histories = train_toy_pair(settings.toy, out, (only,) if only else ("target", "draft"))
+    command = (
+        "autojudge toy train"
+        + (f" --preset {preset}" if preset else "")
+        + (f" --only {only}" if only else "")
     )
+    record["commands"] = [*record.get("commands", []), command] if only else [command]
+    record["toy"] = settings.toy.model_dump(mode="json")
+    record["history"] = {**record["history"], **histories}
+    write_json(record_path, record)
     typer.echo(f"trained toy pair in {out}")
 
 
 @toy_app.command("measure")
 def toy_measure(
-    split: Annotated[str, typer.Option(help="Split to measure on.")] = "test",
-    out: Annotated[Path, typer.Option(help="Where to write the figures.")] = Path("models/toy/quality.json"),
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Where to write the figures (default: quality.json beside the target)."),
+    ] = None,
     params: ParamsOption = Path("params.yaml"),
+    preset: PresetOption = None,
 ) -> None:
-    """Measure the pair's quality figures (accuracies, agreement) and check them against their bounds."""
-    from autojudge.models.pair import load_pair
-    from autojudge.models.toy_quality import measure_pair, weights_digest
-    from autojudge.params import load_params
-    from autojudge.tasks import get_task
+    """Measure the pair's quality figures (accuracies, agreement) on the test split of every source of the toy
+    corpus, and check them against their bounds."""
+    from autojudge.models.toy_quality import measure_sources, weights_digest
+    from autojudge.runtime import pair_from
 
-    settings = load_params(params)
-    task = get_task(settings.task.name, settings.task.data_dir)
-    pair = load_pair(settings.pair.name, settings.pair.draft, settings.pair.target, settings.pair.dtype)
-    quality, _ = measure_pair(pair, task, task.load_split(split), settings.decoding.max_new_tokens)
-    failures = quality.failures()
+    settings = _toy_settings(params, preset)
+    pair = pair_from(settings)
+    sources = measure_sources(pair, settings.toy, settings.decoding.max_new_tokens)
+    failures = [
+        f"{source}: {failure}" for source, figures in sources.items() for failure in figures["failures"]
+    ]
     write_json(
-        out,
+        out or Path(settings.pair.target).parent / "quality.json",
         {
-            "command": f"autojudge toy measure --split {split}",
-            "split": split,
-            **quality.as_dict(),
+            "command": "autojudge toy measure" + (f" --preset {preset}" if preset else ""),
+            "sources": sources,
             "within_bounds": not failures,
             "failures": failures,
             "weights_sha256": {
@@ -128,7 +152,7 @@ def toy_measure(
             },
         },
     )
-    typer.echo(json.dumps(quality.as_dict(), indent=2))
+    typer.echo(json.dumps(sources, indent=2))
     if failures:
         typer.echo("outside bounds: " + "; ".join(failures), err=True)
         raise typer.Exit(1)
@@ -147,15 +171,15 @@ def bench_reference(
     import torch
 
     from autojudge.bench.reference import benchmark_reference_sd
-    from autojudge.models.pair import load_pair
     from autojudge.params import load_params
+    from autojudge.runtime import pair_from
     from autojudge.tasks import get_task
 
     settings = load_params(params)
     if settings.toy is not None:
         torch.set_num_threads(settings.toy.threads)
     task = get_task(settings.task.name, settings.task.data_dir)
-    pair = load_pair(settings.pair.name, settings.pair.draft, settings.pair.target, settings.pair.dtype)
+    pair = pair_from(settings)
     report = benchmark_reference_sd(
         pair, task, task.load_split(split, limit), window, settings.decoding.max_new_tokens, repeats
     )
@@ -169,6 +193,24 @@ def bench_reference(
         typer.echo(
             f"{name:>16}: {figures['median_seconds']:8.2f} s  ratio vs target {figures['wall_time_ratio_vs_target']:.3f}"
             f"  MAT {figures['mat']:.2f}  accuracy {figures['accuracy']:.3f}"
+        )
+
+
+@bench_app.command("energy-check")
+def bench_energy_check(
+    seconds: Annotated[float, typer.Option(help="Seconds of each block (idle, then loaded).")] = 20.0,
+    out: Annotated[Path, typer.Option(help="Results file.")] = Path("results/energy_check.json"),
+) -> None:
+    """On a CUDA machine: NVML's energy counter against integrated nvidia-smi samples, same blocks."""
+    from autojudge.bench.energy_check import cross_check
+
+    report = cross_check(seconds)
+    report["command"] = f"autojudge bench energy-check --seconds {seconds:g}"
+    write_json(out, report)
+    for phase, figures in report["phases"].items():
+        typer.echo(
+            f"{phase}: NVML {figures['nvml']['joules']:.1f} J, nvidia-smi {figures['nvidia_smi']['joules']:.1f} J,"
+            f" relative difference {figures['relative_difference']}"
         )
 
 

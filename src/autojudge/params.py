@@ -52,6 +52,8 @@ class ToyModelParams(Section):
     learning_rate: float = Field(gt=0)
     warmup_steps: int = Field(default=100, ge=0)
     weight_decay: float = Field(default=0.1, ge=0)
+    # this model's corpus weights, when they differ from toy.mixture (e.g. less code for the draft)
+    mixture: dict[Literal["arith", "arith_variant", "pyfunc"], PositiveFloat] | None = None
 
 
 class ToyParams(Section):
@@ -65,6 +67,7 @@ class ToyParams(Section):
     tokenizer_vocab_size: PositiveInt = 512
     tokenizer_corpus: PositiveInt = 20000
     threads: PositiveInt = 2
+    device: str = "cpu"  # torch device of the training (cpu, cuda); the pair is saved the same either way
     probe_problems: PositiveInt = 100  # validation problems scored during training
     probe_every: PositiveInt = 500  # steps between probes
     target: ToyModelParams

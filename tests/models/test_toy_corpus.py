@@ -4,7 +4,10 @@ import random
 from collections import Counter
 from itertools import islice
 
-from autojudge.models.toy_corpus import held_out_keys, probes, text_stream
+import pytest
+
+from autojudge.errors import InputError
+from autojudge.models.toy_corpus import held_out_keys, held_out_problems, probes, text_stream
 from autojudge.params import load_params
 from autojudge.tasks.arith import arith_prompt
 from autojudge.tasks.arith_generator import generate_problem
@@ -58,3 +61,21 @@ def test_each_source_is_probed_on_held_out_problems():
     assert all(isinstance(e, CodeExample) and e.tests for e in found["pyfunc"].examples)
     assert all("owns at the end" in e.question for e in found["arith_variant"].examples)
     assert {e.question for p in found.values() for e in p.examples} <= held_out_keys(toy)
+
+
+def test_variant_has_its_own_validation_and_test_splits():
+    """Probes read variant_validation, the measurement reads variant: both variant-style, never the same."""
+    toy = _toy(
+        {"arith": 1.0, "arith_variant": 1.0}, splits={"train": 10, "variant": 20, "variant_validation": 20}
+    )
+    validation = held_out_problems(toy, "arith_variant", "validation", 20).examples
+    test = held_out_problems(toy, "arith_variant", "test").examples
+    assert len(test) == 20 and all("owns at the end" in e.question for e in validation + test)
+    assert not {e.question for e in validation} & {e.question for e in test}
+    assert {e.question for e in test} <= held_out_keys(toy)
+
+
+def test_a_missing_test_split_is_named():
+    toy = _toy({"arith": 1.0, "arith_variant": 1.0}, splits={"train": 10, "test": 5})
+    with pytest.raises(InputError, match="'variant' split"):
+        held_out_problems(toy, "arith_variant", "test")

@@ -1,3 +1,4 @@
+import random
 import re
 from collections import Counter
 
@@ -6,8 +7,8 @@ import pytest
 from autojudge.sandbox import Sandbox, SandboxLimits, SandboxPool
 from autojudge.tasks import TASKS
 from autojudge.tasks.code_answers import CodeRunner, report_outcomes, report_passed
-from autojudge.tasks.code_generator import FAMILIES, generate_split
-from autojudge.tasks.pyfunc import PyFuncTask, write_pyfunc_splits
+from autojudge.tasks.code_generator import FAMILIES, generate_problem, generate_split
+from autojudge.tasks.pyfunc import PyFuncTask, pyfunc_split_rows, write_pyfunc_splits
 
 # operator and constant mutations: each changes what a solution computes (almost always)
 OPERATOR_SWAPS = {
@@ -122,3 +123,22 @@ def test_mutated_solutions_fail(task):
     assert sum(failed) / len(failed) > 0.9
     outcomes = Counter(o for a in answers for o in report_outcomes(a))
     assert outcomes["fail"] > outcomes["TypeError"] > 0  # mostly wrong values; '-' on strings raises
+
+
+def test_held_out_splits_leave_most_of_every_family_to_train():
+    """Held-out prompts are distinct and never trained on, so a family with few prompts would be learnt from
+    almost none of them (this once capped a trained target at 82% pass@1): each keeps most prompts in train."""
+    rng = random.Random(0)
+    prompts_of: dict[str, set[str]] = {}
+    for index in range(40000):
+        problem = generate_problem(rng, f"space-{index}")
+        prompts_of.setdefault(problem.family, set()).add(problem.prompt)
+    family_of = {prompt: family for family, prompts in prompts_of.items() for prompt in prompts}
+    rows = pyfunc_split_rows({"train": 10, "validation": 200, "test": 200}, seed=0)
+    # a prompt missing from the sample belongs to a family too large to enumerate: not at risk
+    held_out = Counter(
+        family_of.get(row["prompt"]) for split in ("validation", "test") for row in rows[split]
+    )
+    for family, prompts in prompts_of.items():
+        assert len(prompts) >= 40, family
+        assert held_out[family] <= len(prompts) / 2, family

@@ -16,6 +16,19 @@ from autojudge.models.pair import ModelPair
 from autojudge.tasks.base import Example, Task
 
 
+def _machine(pair: ModelPair) -> dict:
+    """Where the benchmark ran: processor and threads, and the GPU when the pair is on one."""
+    device = next(pair.target.parameters()).device
+    machine = {
+        "processor": platform.processor() or platform.machine(),
+        "torch_threads": torch.get_num_threads(),
+        "device": str(device),
+    }
+    if device.type == "cuda":
+        machine["gpu"] = torch.cuda.get_device_name(device)
+    return machine
+
+
 def benchmark_reference_sd(
     pair: ModelPair,
     task: Task,
@@ -60,10 +73,7 @@ def benchmark_reference_sd(
     return {
         "benchmark": "reference speculative decoding (exact) vs target-only greedy, batch size 1",
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "machine": {
-            "processor": platform.processor() or platform.machine(),
-            "torch_threads": torch.get_num_threads(),
-        },
+        "machine": _machine(pair),
         "pair": pair.name,
         "task": task.name,
         "examples": len(examples),

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from autojudge.errors import InputError
 from autojudge.params import ToyParams
 from autojudge.tasks import arith_generator, code_generator
 from autojudge.tasks.arith import ArithTask, arith_prompt, arith_split_rows
@@ -19,7 +20,7 @@ from autojudge.tasks.base import Example, Task, named_seed
 from autojudge.tasks.pyfunc import PyFuncTask, pyfunc_split_rows
 
 SOURCES = ("arith", "arith_variant", "pyfunc")
-VARIANT_SPLIT = "variant"  # the arith split of the variant style (held out, like shifted)
+VARIANT_PROBE_SPLIT = "variant_validation"  # variant-style arith problems scored during training
 
 
 @dataclass(frozen=True)
@@ -75,21 +76,39 @@ class Probe:
     examples: list[Example]
 
 
+# the split of each source that probes training (validation) and that measures the pair (test)
+SPLITS = {
+    "validation": {"arith": "validation", "arith_variant": VARIANT_PROBE_SPLIT, "pyfunc": "validation"},
+    "test": {"arith": "test", "arith_variant": "variant", "pyfunc": "test"},
+}
+
+
+def held_out_problems(toy: ToyParams, source: str, purpose: str, limit: int | None = None) -> Probe:
+    """The problems of ``source``'s validation or test split (``purpose``), the first ``limit`` of them."""
+    split = SPLITS[purpose][source]
+    if source == "pyfunc":
+        task: Task = PyFuncTask(Path())
+        rows = pyfunc_split_rows(toy.code_splits, toy.seed).get(split, [])
+    else:
+        task = ArithTask(Path())
+        size = limit if limit is not None else toy.splits.get(split)
+        if size is None:
+            raise InputError(f"toy.splits has no {split!r} split (the {purpose} split of {source})")
+        rows = arith_split_rows(split, size, toy.seed)
+    examples = [task.example_from_row(row, split, i) for i, row in enumerate(rows[:limit])]
+    return Probe(source, task, examples)
+
+
+def mixture_sources(toy: ToyParams) -> list[str]:
+    """The sources of the corpus, in SOURCES order."""
+    return [s for s in SOURCES if toy.mixture.get(s, 0) > 0]
+
+
 def probes(toy: ToyParams) -> list[Probe]:
-    """The probe problems of each source in the mixture: the first ``probe_problems`` of its held-out split."""
-    found = []
-    for source in (s for s in SOURCES if toy.mixture.get(s, 0) > 0):
-        if source == "pyfunc":
-            task: Task = PyFuncTask(Path())
-            rows = pyfunc_split_rows(toy.code_splits, toy.seed).get("validation", [])
-            split = "validation"
-        else:
-            task = ArithTask(Path())
-            split = VARIANT_SPLIT if source == "arith_variant" else "validation"
-            rows = arith_split_rows(split, toy.probe_problems, toy.seed)
-        examples = [task.example_from_row(row, split, i) for i, row in enumerate(rows[: toy.probe_problems])]
-        found.append(Probe(source, task, examples))
-    return found
+    """The probe problems of each source in the mixture: the first ``probe_problems`` of its validation split."""
+    return [
+        held_out_problems(toy, source, "validation", toy.probe_problems) for source in mixture_sources(toy)
+    ]
 
 
 def held_out_keys(toy: ToyParams) -> set[str]:

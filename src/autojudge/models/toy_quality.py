@@ -13,6 +13,8 @@ from autojudge.decoding.factory import draft_only, target_only
 from autojudge.evaluation import ExampleResult, evaluate
 from autojudge.models.pair import ModelPair
 from autojudge.models.prompts import encode_prompt
+from autojudge.models.toy_corpus import SPLITS, held_out_problems, mixture_sources
+from autojudge.params import ToyParams
 from autojudge.tasks.base import Example, Task
 
 BOUNDS = {
@@ -85,3 +87,19 @@ def measure_pair(
         mean_response_tokens=total / len(examples),
     )
     return quality, target_results
+
+
+def measure_sources(pair: ModelPair, toy: ToyParams, max_new_tokens: int) -> dict[str, dict]:
+    """The quality figures on the test split of every source of the toy corpus, with their bound checks."""
+    figures = {}
+    for source in mixture_sources(toy):
+        problems = held_out_problems(toy, source, "test")
+        quality, _ = measure_pair(pair, problems.task, problems.examples, max_new_tokens)
+        failures = quality.failures()
+        figures[source] = {
+            "split": SPLITS["test"][source],
+            **quality.as_dict(),
+            "within_bounds": not failures,
+            "failures": failures,
+        }
+    return figures

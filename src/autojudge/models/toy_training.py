@@ -13,6 +13,7 @@ from tqdm import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from autojudge.engines.hf import HFEngine
+from autojudge.models.pair import load_tokenizer
 from autojudge.models.toy_corpus import Probe, TrainingText, held_out_keys, probes, text_stream
 from autojudge.models.toy_tokenizer import train_toy_tokenizer
 from autojudge.params import ToyModelParams, ToyParams
@@ -94,9 +95,10 @@ def train_model(
     label: str,
     probe: AccuracyProbe | None = None,
     probe_every: int = 500,
+    device: str = "cpu",
 ) -> tuple[LlamaForCausalLM, list[dict]]:
     """Train one toy model from scratch; return it in eval mode with its history (loss, probe accuracy)."""
-    model = build_model(spec, tokenizer, seed)
+    model = build_model(spec, tokenizer, seed).to(device)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=spec.learning_rate, betas=(0.9, 0.95), weight_decay=spec.weight_decay
     )
@@ -110,7 +112,7 @@ def train_model(
             group["lr"] = _learning_rate(step, spec)
         batch = [(text.prompt, text.response) for text in islice(stream, spec.batch_size)]
         ids, mask, labels = _encode_batch(batch, tokenizer)
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss = model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device)).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -128,7 +130,7 @@ def train_model(
             )
             progress.write(f"{label} step {step + 1}: {history[-1]}")
     model.eval()
-    return model, history
+    return model.cpu(), history
 
 
 def save_model(model: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, directory: Path) -> None:
@@ -137,21 +139,29 @@ def save_model(model: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, dire
     tokenizer.save_pretrained(directory)
 
 
-def train_toy_pair(toy: ToyParams, out_dir: Path) -> dict[str, list[dict]]:
-    """Train the tokenizer, the target and the draft on the mixture; save them under ``out_dir``; return
-    their histories."""
+def train_toy_pair(
+    toy: ToyParams, out_dir: Path, roles: tuple[str, ...] = ("target", "draft")
+) -> dict[str, list[dict]]:
+    """Train the tokenizer, then each of ``roles`` (target, draft) on its mixture; save them under
+    ``out_dir``; return their histories. Without the target, the draft reuses ``out_dir/target``'s tokenizer."""
     torch.set_num_threads(toy.threads)
-    corpus = islice(text_stream(toy.seed + 7919, toy.mixture, excluded=set()), toy.tokenizer_corpus)
-    tokenizer = train_toy_tokenizer(
-        (text.prompt + text.response for text in corpus), toy.tokenizer_vocab_size
-    )
+    if "target" in roles:
+        corpus = islice(text_stream(toy.seed + 7919, toy.mixture, excluded=set()), toy.tokenizer_corpus)
+        tokenizer = train_toy_tokenizer(
+            (text.prompt + text.response for text in corpus), toy.tokenizer_vocab_size
+        )
+    else:
+        tokenizer = load_tokenizer(out_dir / "target", "target")
     probe = AccuracyProbe(tokenizer, probes(toy), max_new_tokens=192)
     excluded = held_out_keys(toy)
     histories = {}
     for role, offset in (("target", 0), ("draft", 1)):
-        stream = text_stream(toy.seed + offset, toy.mixture, excluded)
+        if role not in roles:
+            continue
+        spec = getattr(toy, role)
+        stream = text_stream(toy.seed + offset, spec.mixture or toy.mixture, excluded)
         model, histories[role] = train_model(
-            getattr(toy, role), tokenizer, toy.seed + offset, stream, role, probe, toy.probe_every
+            spec, tokenizer, toy.seed + offset, stream, role, probe, toy.probe_every, toy.device
         )
         save_model(model, tokenizer, out_dir / role)
     return histories

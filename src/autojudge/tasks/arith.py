@@ -42,11 +42,12 @@ class ArithTask(Task):
 
 
 def arith_split_rows(split: str, size: int, seed: int) -> list[dict]:
-    """The data rows of one split (``shifted`` and ``variant`` use their styles).
+    """The data rows of one split: ``shifted``, ``variant`` and ``variant_<name>`` (e.g.
+    ``variant_validation``) use their styles, every other split the standard one.
 
     The split's seed mixes ``seed`` with its name, so that changing one split leaves the others unchanged.
     """
-    style = split if split in ("shifted", "variant") else "standard"
+    style = split.split("_")[0] if split.split("_")[0] in ("shifted", "variant") else "standard"
     problems = generate_split(size, seed=named_seed(seed, split), style=style, prefix=split)
     return [
         {"id": p.id, "question": p.question, "solution": p.solution, "answer": p.answer} for p in problems

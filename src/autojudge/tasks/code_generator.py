@@ -21,10 +21,36 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 INDENT = "    "
-LIST_PARAMS = ("xs", "nums", "values", "numbers", "items")
-INT_PARAMS = ("x", "n", "num", "value")
-PAIR_PARAMS = (("a", "b"), ("x", "y"), ("m", "n"), ("first", "second"))
-STRING_PARAMS = ("s", "text", "word")
+# Parameter names are many, so that every family has hundreds of prompts: the held-out splits take
+# distinct prompts, and a family of a few dozen would lose most of them to the held-out splits.
+LIST_PARAMS = (
+    "xs",
+    "nums",
+    "values",
+    "numbers",
+    "items",
+    "arr",
+    "data",
+    "seq",
+    "vals",
+    "lst",
+    "ints",
+    "scores",
+)
+INT_PARAMS = ("x", "n", "num", "value", "k", "z", "amount", "size", "number", "w")
+PAIR_PARAMS = (
+    ("a", "b"),
+    ("x", "y"),
+    ("m", "n"),
+    ("first", "second"),
+    ("p", "q"),
+    ("i", "j"),
+    ("left", "right"),
+    ("u", "w"),
+    ("x1", "x2"),
+    ("lo", "hi"),
+)
+STRING_PARAMS = ("s", "text", "word", "line", "name", "phrase", "sentence", "string", "txt")
 ELEMENT_NAMES = ("x", "n", "v", "item", "value", "num")
 ACCUMULATOR_NAMES = ("total", "result", "acc", "out", "answer")
 COUNTER_NAMES = ("count", "total", "result", "counter")
@@ -210,7 +236,7 @@ def absolute_difference(rng: random.Random, style: Style) -> Draft:
     text = f"Return the absolute difference between {a} and {b}."
     return Draft(
         text,
-        rng.choice(("abs_diff", "distance")),
+        rng.choice(("abs_diff", "distance", "gap", "absolute_gap", "diff_abs")),
         params,
         lambda p, q: abs(p - q),
         cases,
@@ -444,7 +470,14 @@ def product(rng: random.Random, style: Style) -> Draft:
         return result
 
     cases = [([rng.randint(-4, 6) for _ in range(rng.randint(0, 4))],) for _ in range(rng.randint(3, 5))]
-    return Draft(text, rng.choice(("product", "multiply_all")), params, reference, cases, body)
+    return Draft(
+        text,
+        rng.choice(("product", "multiply_all", "prod", "product_of", "mul_all")),
+        params,
+        reference,
+        cases,
+        body,
+    )
 
 
 def sum_of_squares(rng: random.Random, style: Style) -> Draft:
@@ -460,7 +493,7 @@ def sum_of_squares(rng: random.Random, style: Style) -> Draft:
     reference = lambda values: sum(value * value for value in values)  # noqa: E731
     return Draft(
         text,
-        rng.choice(("sum_squares", "square_sum")),
+        rng.choice(("sum_squares", "square_sum", "squares_total", "sum_sq", "sumsq")),
         params,
         reference,
         _list_cases(rng, rng.randint(3, 5)),
@@ -595,7 +628,7 @@ def reverse_string(rng: random.Random, style: Style) -> Draft:
     cases = [(word,) for word in rng.sample(WORDS, rng.randint(3, 5))]
     return Draft(
         f"Return {s} reversed.",
-        rng.choice(("reverse", "backwards", "flip")),
+        rng.choice(("reverse", "backwards", "flip", "reversed_text", "mirror")),
         params,
         lambda w: w[::-1],
         cases,
@@ -613,7 +646,12 @@ def word_count(rng: random.Random, style: Style) -> Draft:
     cases = [(sentence,) for sentence in rng.sample(SENTENCES, rng.randint(3, 5))]
     text = f"Return the number of words in {s} (separated by spaces)."
     return Draft(
-        text, rng.choice(("word_count", "count_words")), params, lambda w: len(w.split()), cases, body
+        text,
+        rng.choice(("word_count", "count_words", "num_words", "words_in", "how_many_words")),
+        params,
+        lambda w: len(w.split()),
+        cases,
+        body,
     )
 
 
