@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install repro test lint
+.PHONY: install repro test test-fast lint
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -24,6 +24,9 @@ repro: install
 
 test: install
 	PATH="$(abspath $(BIN)):$$PATH" python -m pytest
+
+test-fast: install  # the inner loop: everything but the tests marked slow (end to end, servers, whole splits)
+	PATH="$(abspath $(BIN)):$$PATH" python -m pytest -m "not slow"
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

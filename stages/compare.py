@@ -1,9 +1,10 @@
-"""DVC stage compare: every acceptance rule and judge head, accuracy vs MAT on the test and shifted splits."""
+"""DVC stage compare: every acceptance rule and judge head, accuracy vs MAT on each split of compare.splits."""
 
 from pathlib import Path
 
 from autojudge.comparison import budget_key, comparison_settings, decision, markdown, split_table
 from autojudge.heads.artifact import load_head
+from autojudge.heads.out_of_fold import fold_heads_for
 from autojudge.io import write_json, write_text
 from autojudge.report import plot_accuracy_vs_mat
 from autojudge.stage import run_stage, stage_arguments
@@ -27,13 +28,16 @@ def compare(params, args) -> None:
         "decisions": {},
     }
     for split in settings.splits:
-        outcomes = run_settings(params, sweep, split, settings.limit, args.head, settings.workers, more_heads)
+        folds = fold_heads_for(params, args.head.parent, split)
+        outcomes = run_settings(
+            params, sweep, split, settings.limit, args.head, settings.workers, more_heads, folds
+        )
         rows = [summary_row(setting, summary) for setting, summary, _ in outcomes]
         table = split_table(rows, settings.budgets)
         result["splits"][split] = {**table, "examples": rows[0]["examples"], "settings": rows}
-        result["decisions"][split] = decision(table["table"], budgets[0])
+        result["decisions"][split] = decision(table["table"], budgets[0], table["target_accuracy"])
         title = f"{params.task.name} / {params.pair.name}: {split} split, W={settings.window}"
-        plot_accuracy_vs_mat(args.plots / f"compare_{split}.png", rows, title)
+        plot_accuracy_vs_mat(args.plots / "compare" / f"{split}.png", rows, title)
     write_json(args.metrics, result)
     write_text(args.plots / "compare.md", markdown(result) + "\n")
     print(markdown(result))

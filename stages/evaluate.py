@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from autojudge.heads.artifact import load_head
+from autojudge.heads.out_of_fold import fold_heads_for
 from autojudge.io import write_json, write_text
 from autojudge.report import headline, markdown_table, plot_accuracy_vs_mat, write_curve_csv
 from autojudge.stage import run_stage, stage_arguments
@@ -20,17 +21,20 @@ def settings_for(params, head) -> list[Setting]:
 
 def evaluate(params, args) -> None:
     head = load_head(args.head)
+    split = params.evaluate.split
     results = run_settings(
         params,
         settings_for(params, head),
-        params.evaluate.split,
+        split,
         params.evaluate.limit,
         args.head,
         params.evaluate.workers,
+        fold_heads=fold_heads_for(params, args.head.parent, split),
     )
     rows = [summary_row(setting, summary) for setting, summary, _ in results]
     figures = headline(rows, head.threshold)
-    write_json(args.metrics, {"split": params.evaluate.split, "headline": figures, "settings": rows})
+    summary = {"split": split, "protocol": params.train.protocol, "headline": figures, "settings": rows}
+    write_json(args.metrics, summary)
     write_curve_csv(args.plots / "accuracy_vs_mat.csv", rows)
     draft = next(r["accuracy"] for r in rows if r["method"] == "draft")
     title = (

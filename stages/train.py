@@ -1,4 +1,5 @@
-"""DVC stage train: logistic-regression judge head, grid-searched C, recall-targeted threshold."""
+"""DVC stage train: logistic-regression judge head, grid-searched C, recall-targeted threshold
+(and, under the out-of-fold protocol, one head per fold)."""
 
 from dataclasses import replace
 from pathlib import Path
@@ -8,17 +9,19 @@ import torch
 from autojudge.features.store import read_features
 from autojudge.heads.artifact import JudgeHead
 from autojudge.heads.calibration import calibrate_threshold
-from autojudge.heads.training import fit_head
+from autojudge.heads.out_of_fold import FOLDS_DIR, fit_fold_heads
+from autojudge.heads.training import HeadFit, fit_head
 from autojudge.io import write_json
 from autojudge.models.pair import load_tokenizer, tokenizer_hash
 from autojudge.registry.runs import log_training_run
 from autojudge.registry.tracking import model_name
 from autojudge.report import write_csv
+from autojudge.runtime import task_from
 from autojudge.stage import run_stage, stage_arguments
 
 
-def train(params, args) -> None:
-    features, labels, groups, spec = read_features(args.features)
+def fitted_head(params, features, labels, groups, spec, recalls) -> tuple[HeadFit, JudgeHead]:
+    """The grid-searched head on these rows, with its thresholds for ``recalls`` and training facts."""
     settings = params.train
     fit = fit_head(
         features,
@@ -29,7 +32,7 @@ def train(params, args) -> None:
         settings.validation_fraction,
         settings.folds,
         settings.seed,
-        (1.0, *params.evaluate.recalls),
+        recalls,
     )
     info = {
         "best_c": fit.best_c,
@@ -51,6 +54,27 @@ def train(params, args) -> None:
         tokenizer_hash(load_tokenizer(params.pair.target, "target")),
         info,
     )
+    return fit, head
+
+
+def train_fold_heads(params, features, labels, groups, spec, out: Path) -> None:
+    """Out-of-fold protocol: one head per fold of the mined split, trained without that fold's problems."""
+    recalls = (1.0, *params.evaluate.recalls, params.train.target_recall)
+    problem_ids = [example.id for example in task_from(params).load_split(params.mining.split)]
+
+    def fit(rows):
+        return fitted_head(params, features[rows], labels[rows], groups[rows], spec, recalls)[1]
+
+    folds = params.train.out_of_fold_folds
+    fit_fold_heads(features, groups, problem_ids, folds, params.train.seed, fit, out / FOLDS_DIR)
+    print(f"out of fold: {folds} heads, each trained without one fold of split {params.mining.split!r}")
+
+
+def train(params, args) -> None:
+    features, labels, groups, spec = read_features(args.features)
+    settings = params.train
+    fit, head = fitted_head(params, features, labels, groups, spec, (1.0, *params.evaluate.recalls))
+    info = head.info
     head_path = head.save(args.out / "head.safetensors")
     if settings.threshold_policy == "accuracy" and args.calibrate:
         threshold, calibration = calibrate_threshold(
@@ -82,6 +106,8 @@ def train(params, args) -> None:
         [head_path, args.plots / "roc.csv"],
     )
     write_json(args.out / "mlflow_run.json", {"run_id": run_id})
+    if settings.protocol == "out_of_fold":
+        train_fold_heads(params, features, labels, groups, spec, args.out)
     print(metrics)
 
 

@@ -180,3 +180,13 @@ def served_target(repo, params, tmp_path_factory):
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="session")
+def deployed_pipeline(repo, tmp_path_factory):
+    """The suite's one end-to-end pipeline run (tests/pipeline_run.py): a Prefect deployment, restarted."""
+    from pipeline_run import run_deployment_with_restart
+
+    return run_deployment_with_restart(
+        repo, tmp_path_factory.mktemp("checkout"), tmp_path_factory.mktemp("prefect_home")
+    )

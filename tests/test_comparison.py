@@ -37,12 +37,12 @@ def test_table_and_decision():
     assert table["target_accuracy"] == 0.96
     assert table["table"]["judge"]["1"]["mat"] == 12.0 and table["table"]["fsd-js"]["2"]["mat"] == 13.0
     assert table["table"]["topk"]["2"] is None
-    verdict = decision(table["table"], "1")
+    verdict = decision(table["table"], "1", table["target_accuracy"])
     assert (verdict["winner"], verdict["runner_up"]) == ("judge", "fsd-js")
     assert verdict["gain_vs_runner_up"] == pytest.approx(12 / 10) and verdict[
         "gain_vs_exact_sd"
     ] == pytest.approx(12 / 7)
-    assert decision(table["table"], "2")["winner"] == "fsd-js"
+    assert decision(table["table"], "2", table["target_accuracy"])["winner"] == "fsd-js"
     text = markdown({"budgets": ["1", "2"], "splits": {"test": table}, "decisions": {"test": verdict}})
     assert "| AutoJudge head | 12.00 | 12.00 |" in text and "| top-K | - | - |" in text
     assert "**AutoJudge head** wins" in text and "20.0% above the runner-up FSD (JS)" in text
@@ -76,3 +76,11 @@ def test_settings_cover_heads_rules_and_baselines():
         comparison_settings(16, {"judge": head}, [0.9], [], {})
     with pytest.raises(InputError, match="unknown rules"):
         comparison_settings(16, {"judge": head}, [0.7], [], {"random": [0.5]})
+
+
+def test_a_split_outside_the_targets_competence_has_no_winner():
+    table = split_table(ROWS, [0.01])
+    verdict = decision(table["table"], "1", 0.3)
+    assert verdict["winner"] is None and verdict["outside_competence"]
+    text = markdown({"budgets": ["1"], "splits": {"shifted": table}, "decisions": {"shifted": verdict}})
+    assert "outside its competence" in text and "wins" not in text

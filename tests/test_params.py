@@ -26,6 +26,15 @@ def test_project_params_are_valid(params):
             r"bench\.overhead_window 16 must be one of bench\.windows",
         ),
         ("bench: {batch_size: 8}\n", r"bench\.batch_size: Extra inputs are not permitted"),
+        (
+            "mining: {split: test}\n",
+            r"train\.protocol: held_out evaluates on split 'test', which is also mined",
+        ),
+        ("train: {protocol: out_of_fold}\n", r"mining\.split 'train' must equal evaluate\.split 'test'"),
+        (
+            "train: {protocol: out_of_fold, threshold_policy: accuracy}\nmining: {split: test}\n",
+            r"out_of_fold chooses thresholds by threshold_policy: recall",
+        ),
     ],
 )
 def test_bad_params_name_file_and_key(tmp_path, text, message):

@@ -11,7 +11,7 @@ from autojudge.errors import InputError
 from autojudge.presets import apply_preset, available_presets, merged_params, overlay
 from autojudge.runtime import pair_from, task_from
 
-REAL_PRESETS = ["gsm8k-llama", "gsm8k-qwen"]
+REAL_PRESETS = ["gsm8k-llama", "gsm8k-qwen", "livecodebench-llama"]
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def test_the_documented_presets_exist(repo):
 @pytest.mark.parametrize("name", REAL_PRESETS)
 def test_real_presets_validate_without_downloading(project, name):
     raw, params = merged_params(project, name)
-    assert params.task.name == "gsm8k" and params.toy is None
+    assert params.task.name in ("gsm8k", "livecodebench") and params.toy is None
     assert params.pair.device == "cuda" and params.pair.dtype == "bfloat16" and params.pair.chat_template
     assert params.features.dtype == "float32"  # appendix C
     engine_kwargs = params.mining.vllm.engine_kwargs
@@ -45,12 +45,22 @@ def test_real_presets_validate_without_downloading(project, name):
     assert params.mining.max_response_tokens <= params.mining.vllm.max_model_len
     assert params.pair.draft != params.pair.target
     # The toy settings of everything the preset leaves alone are kept.
-    assert raw["train"] == yaml.safe_load((project / "params.yaml").read_text())["train"]
+    toy_train = yaml.safe_load((project / "params.yaml").read_text())["train"]
+    assert {k: v for k, v in raw["train"].items() if k not in ("protocol", "out_of_fold_folds")} == toy_train
     # Nothing is downloaded: a worker without the weights or data gets a clear error naming them.
     with pytest.raises(InputError, match="model not found: models/"):
         pair_from(params)
-    with pytest.raises(InputError, match="gsm8k"):
+    with pytest.raises(InputError, match=params.task.name):
         task_from(params).load_split("test")
+
+
+def test_livecodebench_is_evaluated_out_of_fold_on_its_only_split(project):
+    """No training split: the head is mined on the evaluated split and each problem decoded out of fold."""
+    _, params = merged_params(project, "livecodebench-llama")
+    assert params.train.protocol == "out_of_fold" and params.train.out_of_fold_folds == 5
+    assert params.mining.split == params.evaluate.split == params.bench.split == "test"
+    assert params.compare.splits == ["test"]
+    assert params.mining.max_response_tokens <= params.mining.vllm.max_model_len
 
 
 def test_apply_preset_rewrites_params_and_toy_changes_nothing(project):

@@ -66,6 +66,9 @@ def comparison_settings(
     return [*settings, Setting("exact", window), Setting("target")]
 
 
+MIN_COMPETENCE = 0.5  # target greedy accuracy below this: the split cannot rank methods
+
+
 def best_within(rows: list[dict], method: str, target_accuracy: float, budget: float) -> dict | None:
     """The row of ``method`` with the highest MAT whose accuracy drop vs target is <= budget."""
     eligible = [r for r in rows if r["method"] == method and target_accuracy - r["accuracy"] <= budget + 1e-9]
@@ -104,8 +107,19 @@ def head_versus_rules(
     return table.get(head, {}).get(budget), name, entry
 
 
-def decision(table: dict, budget: str) -> dict:
-    """The winner at ``budget``: its MAT, the runner-up's, and the gain over it and over exact SD."""
+def decision(table: dict, budget: str, target_accuracy: float) -> dict:
+    """The winner at ``budget``: its MAT, the runner-up's, and the gain over it and over exact SD.
+
+    A split the target mostly gets wrong (below ``MIN_COMPETENCE``) ranks nothing: every method is
+    "within budget" of a target that is wrong anyway, so there is no winner there.
+    """
+    if target_accuracy < MIN_COMPETENCE:
+        return {
+            "budget_points": budget,
+            "winner": None,
+            "outside_competence": True,
+            "target_accuracy": target_accuracy,
+        }
     ranked = sorted(
         ((m, e) for m, by in table.items() if m != "target" and (e := by.get(budget))),
         key=lambda item: -item[1]["mat"],
@@ -128,6 +142,11 @@ def decision(table: dict, budget: str) -> dict:
 
 
 def decision_sentence(verdict: dict, split: str) -> str:
+    if verdict.get("outside_competence"):
+        return (
+            f"On the {split} split the target answers {100 * verdict['target_accuracy']:.1f}% correctly, below "
+            f"{100 * MIN_COMPETENCE:.0f}%: outside its competence, so no method is ranked there."
+        )
     if verdict["winner"] is None:
         return f"On the {split} split no method stays within {verdict['budget_points']} points of the target."
     sentence = (

@@ -127,6 +127,11 @@ class TrainParams(Section):
     validation_fraction: float = Field(default=0.2, gt=0, lt=1)
     folds: PositiveInt = 5
     seed: int = 0
+    # held_out: mine mining.split, evaluate on another split. out_of_fold: for tasks without a training
+    # split (HumanEval, LiveCodeBench), mine the evaluated split and decode each of its problems with a
+    # head trained on the other out_of_fold_folds - 1 folds (heads/out_of_fold.py)
+    protocol: Literal["held_out", "out_of_fold"] = "held_out"
+    out_of_fold_folds: int = Field(default=5, ge=2)
 
 
 class EvaluateParams(Section):
@@ -157,12 +162,13 @@ class SelfJudgeParams(Section):
     n_next: int = Field(default=20, ge=0)  # N: target tokens after the mismatch in the score
     tau: float | None = None  # label threshold; null: calibrated on AutoJudge's labels
     calibration_problems: PositiveInt = 100  # first N relabeled problems used to calibrate tau
-    calibration_quantile: float = Field(default=0.1, ge=0, le=1)  # of important tokens' scores
+    # tau: the lowest that labels this share of AutoJudge-important mismatches important (s <= tau)
+    calibration_recall: float = Field(default=0.9, gt=0, le=1)
     batch_size: PositiveInt = 32  # hf engine
 
 
 class CompareParams(Section):
-    """The comparison of every acceptance rule and head: threshold sweeps on the test and shifted splits."""
+    """The comparison of every acceptance rule and head: threshold sweeps on each split of ``splits``."""
 
     splits: list[str] = ["test", "shifted"]
     limit: PositiveInt | None = None  # first N problems of each split (null: all)
@@ -236,6 +242,24 @@ class Params(Section):
     selfjudge: SelfJudgeParams = SelfJudgeParams()
     compare: CompareParams = CompareParams()
     toy: ToyParams | None = None
+
+    @model_validator(mode="after")
+    def _check_protocol(self) -> Params:
+        mined, evaluated = self.mining.split, self.evaluate.split
+        if self.train.protocol == "held_out" and mined == evaluated:
+            raise ValueError(
+                f"train.protocol: held_out evaluates on split {evaluated!r}, which is also mined "
+                "(mining.split); use another split or protocol: out_of_fold"
+            )
+        if self.train.protocol == "out_of_fold":
+            if mined != evaluated:
+                raise ValueError(
+                    f"train.protocol: out_of_fold mines the evaluated split: mining.split {mined!r} "
+                    f"must equal evaluate.split {evaluated!r}"
+                )
+            if self.train.threshold_policy != "recall":
+                raise ValueError("train.protocol: out_of_fold chooses thresholds by threshold_policy: recall")
+        return self
 
 
 def load_params(path: Path = Path("params.yaml")) -> Params:

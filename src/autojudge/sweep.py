@@ -17,8 +17,9 @@ import torch
 from autojudge.decoding.factory import draft_only, speculative, target_only
 from autojudge.decoding.rules import AcceptanceRule, ExactMatch, JudgeRule, TopK
 from autojudge.decoding.training_free import TRAINING_FREE, training_free_rule
-from autojudge.evaluation import EvalSummary, evaluate
+from autojudge.evaluation import EvalSummary, evaluate, summarize
 from autojudge.heads.artifact import load_head
+from autojudge.heads.out_of_fold import FoldHeads, threshold_at
 from autojudge.params import Params
 from autojudge.runtime import pair_from, task_from
 
@@ -55,6 +56,7 @@ def _load_worker(
     limit: int | None,
     threads: int,
     more_heads: dict[str, Path] | None = None,
+    fold_heads: FoldHeads | None = None,
 ) -> None:
     torch.set_num_threads(threads)
     _WORKER["params"] = params
@@ -64,6 +66,7 @@ def _load_worker(
     _WORKER["heads"] = {method: load_head(path) for method, path in (more_heads or {}).items()}
     if head_path is not None:
         _WORKER["heads"]["judge"] = load_head(head_path)
+    _WORKER["folds"] = fold_heads and (fold_heads, [load_head(path) for path in fold_heads.paths])
 
 
 def _rule(setting: Setting) -> AcceptanceRule:
@@ -78,9 +81,32 @@ def _rule(setting: Setting) -> AcceptanceRule:
     return JudgeRule(_WORKER["heads"][setting.method], setting.threshold)
 
 
+def _run_out_of_fold(setting: Setting) -> tuple[EvalSummary, list]:
+    """The judge setting with each problem decoded by the head trained without its fold."""
+    params, pair, task = _WORKER["params"], _WORKER["pair"], _WORKER["task"]
+    folds, heads = _WORKER["folds"]
+    examples = _WORKER["examples"]
+    results = {}
+    for fold, head in enumerate(heads):
+        members = [e for e in examples if folds.fold(e.id) == fold]
+        if not members:
+            continue
+        rule = JudgeRule(head, threshold_at(head, setting.recall))
+        decoder = speculative(pair, rule, setting.window, params.decoding.max_new_tokens)
+        _, fold_results = evaluate(
+            task, members, decoder, pair.tokenizer, setting.name, params.pair.chat_template
+        )
+        results.update({r.id: r for r in fold_results})
+    ordered = [results[e.id] for e in examples]
+    return summarize(setting.name, ordered), ordered
+
+
 def _run(setting: Setting) -> tuple[Setting, EvalSummary, list[str]]:
     params, pair = _WORKER["params"], _WORKER["pair"]
     max_new = params.decoding.max_new_tokens
+    if setting.method == "judge" and _WORKER["folds"]:
+        summary, results = _run_out_of_fold(setting)
+        return setting, summary, [r.id for r in results if r.correct]
     if setting.method == "target":
         decoder = target_only(pair, max_new)
     elif setting.method == "draft":
@@ -101,21 +127,23 @@ def run_settings(
     head_path: Path | None,
     workers: int,
     more_heads: dict[str, Path] | None = None,
+    fold_heads: FoldHeads | None = None,
 ) -> list[tuple[Setting, EvalSummary, list[str]]]:
     """Decode the split with every setting; returns (setting, summary, ids answered correctly) in order.
 
-    ``head_path`` is the head of method "judge"; ``more_heads`` maps other head methods to their files.
+    ``head_path`` is the head of method "judge"; ``more_heads`` maps other head methods to their files;
+    with ``fold_heads`` method "judge" decodes each problem with the head trained without its fold.
     """
     workers = max(1, min(workers, len(settings), os.cpu_count() or 1))
     threads = max(1, (os.cpu_count() or 1) // workers)
     if workers == 1:
-        _load_worker(params, head_path, split, limit, threads, more_heads)
+        _load_worker(params, head_path, split, limit, threads, more_heads, fold_heads)
         return [_run(s) for s in settings]
     with ProcessPoolExecutor(
         max_workers=workers,
         mp_context=get_context("spawn"),
         initializer=_load_worker,
-        initargs=(params, head_path, split, limit, threads, more_heads),
+        initargs=(params, head_path, split, limit, threads, more_heads, fold_heads),
     ) as pool:
         return list(pool.map(_run, settings))
 

@@ -71,15 +71,43 @@ def test_stops_at_end_of_sequence(tiny_random_pair, arith_task):
     assert result.finished
 
 
+def _assert_lossless(pair, reference, items, window: int, max_new_tokens: int) -> None:
+    decoder = speculative(pair, ExactMatch(), window, max_new_tokens=max_new_tokens)
+    mismatched = [
+        example_id
+        for example_id, prompt, expected in items
+        if decoder.generate(prompt).tokens != expected[:max_new_tokens]
+    ]
+    assert not mismatched, (
+        f"W={window}, cap {max_new_tokens}: {len(mismatched)} problems differ from target greedy: {mismatched[:5]}"
+    )
+
+
+@pytest.mark.slow
+def test_exact_sd_is_lossless_on_the_whole_toy_test_split(toy_pair, toy_target_greedy, params):
+    """At the pipeline's window, exact-rule SD reproduces the target's greedy output token for token."""
+    reference = toy_target_greedy
+    _assert_lossless(toy_pair, reference, reference.items, params.decoding.window, reference.max_new_tokens)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("window", [1, 4, 8, 16])
-def test_exact_sd_is_lossless_on_the_whole_toy_test_split(toy_pair, arith_task, toy_target_greedy, window):
-    """Exact-rule SD reproduces the committed target's greedy output token for token."""
-    decoder = speculative(toy_pair, ExactMatch(), window, max_new_tokens=toy_target_greedy.max_new_tokens)
-    mismatched = []
-    for example_id, prompt, expected in toy_target_greedy.items:
-        if decoder.generate(prompt).tokens != expected:
-            mismatched.append(example_id)
-    assert not mismatched, (
-        f"W={window}: {len(mismatched)} problems differ from target greedy: {mismatched[:5]}"
-    )
+def test_exact_sd_is_lossless_at_every_window_until_end_of_sequence(toy_pair, toy_target_greedy, window):
+    """Other windows on the first 40 test problems, every one of which ends in the end-of-sequence token."""
+    reference = toy_target_greedy
+    items = reference.items[:40]
+    assert all(len(expected) < reference.max_new_tokens for _, _, expected in items)  # the EOS path
+    _assert_lossless(toy_pair, reference, items, window, reference.max_new_tokens)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("window", [1, 4, 8, 16, 32])
+def test_exact_sd_is_lossless_at_every_window_when_the_length_cap_stops_it(
+    toy_pair, toy_target_greedy, window
+):
+    """A cap shorter than every response: each stops at the cap, inside or at the end of a window."""
+    reference = toy_target_greedy
+    items = reference.items[:20]
+    cap = 23  # not a multiple of any window but 1: the cap falls inside a verification cycle
+    assert all(len(expected) > cap for _, _, expected in items)
+    _assert_lossless(toy_pair, reference, items, window, cap)

@@ -45,13 +45,19 @@ def test_score_is_prefix_term_plus_suffix_term():
     assert scores[2] == pytest.approx(0.0)
 
 
-def test_tau_is_the_quantile_of_important_scores_and_low_scores_are_important():
+def test_tau_labels_at_least_the_recall_of_autojudge_important_tokens_important():
     scores = np.array([-9.0, -5.0, -1.0, 0.0, -3.0, -7.0])
     important = np.array([1, 1, 0, 0, 1, 1])  # important scores: -9, -7, -5, -3
-    # numpy's linear quantile at 0.1 over 4 sorted values: -9 + 0.3 * (-7 - -9) = -8.4
-    tau = calibrate_tau(scores, important, 0.1)
-    assert tau == pytest.approx(-8.4)
-    assert important_labels(scores, tau).tolist() == [1, 0, 0, 0, 0, 0]
-    assert important_labels(scores, -3.0).tolist() == [1, 1, 0, 0, 1, 1]  # s <= tau is important
+    assert calibrate_tau(scores, important, 0.5) == -7.0  # 2 of 4 at or below it
+    assert calibrate_tau(scores, important, 0.6) == -5.0  # 3 of 4: the lowest with >= 60%
+    tau = calibrate_tau(scores, important, 0.9)
+    assert tau == -3.0 and important_labels(scores, tau).tolist() == [1, 1, 0, 0, 1, 1]  # s <= tau
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        scores, important = rng.normal(size=50), rng.integers(0, 2, size=50)
+        labels = important_labels(scores, calibrate_tau(scores, important, 0.9))
+        assert labels[important == 1].mean() >= 0.9
     with pytest.raises(InputError, match="no important mismatch"):
-        calibrate_tau(scores, np.zeros(6), 0.1)
+        calibrate_tau(scores, np.zeros(50), 0.9)
+    with pytest.raises(InputError, match="recall must be in"):
+        calibrate_tau(scores, important, 0.0)

@@ -80,9 +80,9 @@ def relabel(
     else:
         calibration = {row["problem_id"] for row in first_problems(rows, settings.calibration_problems)}
         subset = np.asarray([row["problem_id"] in calibration for row in rows])
-        tau = calibrate_tau(scores[subset], autojudge[subset], settings.calibration_quantile)
+        tau = calibrate_tau(scores[subset], autojudge[subset], settings.calibration_recall)
         source = (
-            f"{settings.calibration_quantile:g} quantile of AutoJudge-important scores on "
+            f"labels {settings.calibration_recall:.0%} of AutoJudge-important mismatches important on "
             f"{len(calibration)} problems"
         )
     return Relabeled(
