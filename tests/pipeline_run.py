@@ -43,7 +43,7 @@ PIPELINE_PARAMS = {
     "compare.splits": ["test", "shifted"],  # shifted: outside the target's competence, no winner
     "compare.recalls": [0.8],
     "compare.topk": [4],
-    "compare.thresholds": {"fsd-js": [0.05], "kl-mask": [0.2], "target-entropy": [0.69]},
+    "compare.thresholds": {"fsd-js": [0.05], "kl-mask": [0.2], "target-entropy": [0.69], "fly": [0.3]},
     "bench.problems": 2,
     "bench.windows": [8],
     "bench.overhead_window": 8,
@@ -167,6 +167,15 @@ class Processes:
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait()
 
+    def kill(self, process: subprocess.Popen) -> None:
+        """SIGKILL to the process group: a worker stopped with SIGTERM would put the flow run it has just
+        finished back in the queue (its SIGTERM behaviour is reschedule) and start it again."""
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        process.wait()
+
     def close(self) -> None:
         for process in reversed(self.running):
             self.stop(process, grace=10)
@@ -277,13 +286,14 @@ def run_deployment_with_restart(repo: Path, workdir: Path, home: Path) -> Deploy
         processes.lose_worker(first_worker, lambda: _flow_run(url, flow_run_id).state.name == "AwaitingRetry")
         at_kill = finished_problems(workdir)
 
-        processes.start("worker-2", "prefect", "worker", "start", "--pool", "cpu")
+        second_worker = processes.start("worker-2", "prefect", "worker", "start", "--pool", "cpu")
         final = wait_for(
             lambda: (run := _flow_run(url, flow_run_id)).state.is_final() and run,
             RUN_TIMEOUT,
             "the flow run",
             interval=3,
         )
+        processes.kill(second_worker)  # before the tests use the checkout: nothing may run in it any more
         return DeployedRun(
             workdir,
             at_kill,

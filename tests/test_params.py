@@ -30,6 +30,10 @@ def test_project_params_are_valid(params):
             "mining: {split: test}\n",
             r"train\.protocol: held_out evaluates on split 'test', which is also mined",
         ),
+        (
+            "compare: {window: 4, fly_window_size: 6, thresholds: {fly: [0.3]}}\n",
+            r"compare\.fly_window_size 6 must be smaller than compare\.window 4",
+        ),
         ("train: {protocol: out_of_fold}\n", r"mining\.split 'train' must equal evaluate\.split 'test'"),
         (
             "train: {protocol: out_of_fold, threshold_policy: accuracy}\nmining: {split: test}\n",

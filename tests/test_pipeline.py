@@ -46,7 +46,7 @@ def test_full_run_registers_a_head_with_its_card(deployed_pipeline):
     assert (workdir / "plots" / "accuracy_vs_mat.png").stat().st_size > 10_000
     comparison = json.loads((workdir / "metrics" / "compare.json").read_text())
     assert set(comparison["splits"]) == {"test", "shifted"}
-    assert {"judge", "selfjudge", "fsd-js", "exact"} <= set(comparison["splits"]["shifted"]["table"])
+    assert {"judge", "selfjudge", "fsd-js", "fly", "exact"} <= set(comparison["splits"]["shifted"]["table"])
     assert comparison["decisions"]["shifted"]["outside_competence"]  # the toy target solves none of it
     assert (workdir / "plots" / "compare" / "shifted.png").stat().st_size > 10_000
     bench = json.loads((workdir / "metrics" / "bench.json").read_text())
@@ -67,16 +67,10 @@ def test_second_repro_does_nothing(deployed_pipeline):
 
 
 @pytest.mark.slow
-def test_changing_the_c_grid_reruns_train_and_what_follows_only(deployed_pipeline):
+def test_changing_a_relabeling_parameter_reruns_relabel_and_what_follows_only(deployed_pipeline):
+    """A stage in the middle of the graph: not mining, features, the AutoJudge head or the benchmark."""
     workdir = deployed_pipeline.workdir
-    set_params(workdir / "params.yaml", {"train.c_grid": [0.1, 0.001]})
+    set_params(workdir / "params.yaml", {"selfjudge.n_next": 10})
     third = dvc(workdir, "repro")
-    assert stages_run(third.stdout) == {
-        "train",
-        "train_selfjudge",
-        "evaluate",
-        "compare",
-        "bench",
-        "register",
-    }
+    assert stages_run(third.stdout) == {"relabel", "train_selfjudge", "compare", "register"}
     assert _versions(workdir) == ["1", "2"]

@@ -22,6 +22,7 @@ LABELS = {
     "kl-mask": "KL + confidence mask",
     "target-entropy": "target entropy",
     "draft-entropy": "draft entropy",
+    "fly": "FLy",
     "topk": "top-K",
     "exact": "exact SD",
 }

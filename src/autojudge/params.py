@@ -177,8 +177,19 @@ class CompareParams(Section):
     topk: list[PositiveInt] = [2, 4]
     thresholds: dict[str, list[float]] = {}  # training-free rule -> thresholds swept
     kl_mask_confidence: float = Field(default=0.9, gt=0, le=1)  # target top-1 p above: exact verification
+    # FLy (thresholds["fly"]: entropy thresholds): vLLM upstream's keys and defaults
+    fly_window_size: int = Field(default=6, ge=0)  # native decisions after a deferred one; < window
+    fly_entropy_top_k: PositiveInt = 3
     budgets: list[float] = [0.01, 0.02]  # accuracy drops vs target greedy in the table
     workers: PositiveInt = 2
+
+    @model_validator(mode="after")
+    def _check_fly(self) -> CompareParams:
+        if "fly" in self.thresholds and self.fly_window_size >= self.window:
+            raise ValueError(
+                f"compare.fly_window_size {self.fly_window_size} must be smaller than compare.window {self.window}"
+            )
+        return self
 
 
 class BenchParams(Section):

@@ -75,8 +75,13 @@ def _rule(setting: Setting) -> AcceptanceRule:
     if setting.method == "topk":
         return TopK(setting.k)
     if setting.method in TRAINING_FREE:
+        compare = _WORKER["params"].compare
         return training_free_rule(
-            setting.method, setting.threshold, _WORKER["params"].compare.kl_mask_confidence
+            setting.method,
+            setting.threshold,
+            compare.kl_mask_confidence,
+            compare.fly_window_size,
+            compare.fly_entropy_top_k,
         )
     return JudgeRule(_WORKER["heads"][setting.method], setting.threshold)
 

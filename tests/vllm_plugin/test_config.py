@@ -35,6 +35,8 @@ def test_additional_config_wins_over_the_environment():
         ({"rule": "exact", "window": 3}, r"unknown keys \['window'\]"),
         ({"top_k": 3}, "must name a 'rule'"),
         ({"rule": "judge", "judge_head": "h", "threshold": "nan"}, "must be finite"),
+        ({"rule": "fly", "fly_window_size": -1}, "fly needs fly_window_size >= 0"),
+        ({"rule": "fly", "fly_entropy_top_k": 0}, "fly_entropy_top_k >= 1"),
     ],
 )
 def test_bad_engine_config_is_refused_by_name(raw, message):
@@ -112,3 +114,11 @@ def test_mismatched_heads_are_refused_naming_head_and_models(tmp_path, params, r
         load_checked_head(str(other), target, draft, *sizes)
     with pytest.raises(InputError, match="judge head not found"):
         load_checked_head(str(tmp_path / "missing.safetensors"), target, draft, *sizes)
+
+
+def test_fly_takes_vllm_upstreams_keys_per_engine_and_per_request():
+    engine = parse_config({"rule": "fly", "fly_window_size": "4", "fly_entropy_threshold": 0.5})
+    assert (engine.fly_window_size, engine.fly_entropy_threshold, engine.fly_entropy_top_k) == (4, 0.5, 3)
+    assert engine.describe() == "fly(entropy_top3 >= 0.5, window=4)"
+    request = request_config(engine, {"autojudge_fly_entropy_threshold": 0.2})
+    assert request.fly_entropy_threshold == 0.2 and request.fly_window_size == 4

@@ -85,3 +85,19 @@ def test_divergence_rule_accepts_close_distributions_and_stays_lossless_without_
     # TV = 0 for the first row, 0.5 for the second (hand-computed)
     assert rule.accept_mismatch(_window([1, 1], target, draft)).tolist() == [True, False]
     assert not accept_mismatch([rule], None, _window([1, 1], target)).any()
+
+
+def test_fly_defers_per_request_in_the_flat_batch():
+    # request 0 (rows 0-2): row 0 an unsure mismatch, rows 1-2 agree -> deferred, then the bonus token.
+    # request 1 (rows 3-4): row 3 the same mismatch, but only one row after it -> corrected.
+    draft = torch.tensor([2, 1, 3, 2, 4])
+    target = _logits([1, 1, 3, 1, 4])
+    target[[0, 3]] = torch.tensor([0.0, 0.1, 0.0, 0.0, -9.0, -9.0])  # four tokens about equally likely
+    cu = torch.tensor([3, 5])
+    window = Window(draft, target, None, torch.zeros(5, 2), cu_num_draft_tokens=cu)
+    rule = build_rule(PluginConfig("fly", fly_window_size=2, fly_entropy_threshold=0.5), _no_head)
+    accept = accept_mismatch([rule], None, window)
+    assert accept.tolist() == [True, False, False, False, False]
+    out = greedy_verify(draft, cu, 3, target, torch.tensor([[7], [8]]), accept)
+    pad = PLACEHOLDER_TOKEN_ID
+    assert out.tolist() == [[2, 1, 3, 7], [1, pad, pad, pad]]

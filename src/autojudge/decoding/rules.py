@@ -24,6 +24,8 @@ class Window:
     draft_logits: torch.Tensor | None  # [W, V] draft logits each draft token was chosen from (None: not kept)
     target_hidden: torch.Tensor  # [W, H] target last-layer state at each draft token (encodes it)
     draft_hidden: torch.Tensor | None = None  # [W, Hd] same for the draft, when the rule asks for it
+    # rows of several requests (the vLLM plugin): inclusive cumsum of their draft counts; None: one request
+    cu_num_draft_tokens: torch.Tensor | None = None
 
     @property
     def target_tokens(self) -> torch.Tensor:

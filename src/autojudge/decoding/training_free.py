@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from autojudge.decoding.divergence import DIVERGENCES, entropy, kl_divergence, top1_probability
+from autojudge.decoding.fly import DEFAULT_ENTROPY_TOP_K, DEFAULT_WINDOW_SIZE, FlyRule
 from autojudge.decoding.rules import AcceptanceRule, Window
 from autojudge.errors import InputError
 
@@ -73,11 +74,20 @@ class EntropyRule(AcceptanceRule):
         return f"{self.name}(T={self.threshold:.4g})"
 
 
-TRAINING_FREE = ("fsd-js", "fsd-kl", "fsd-tv", "kl-mask", "target-entropy", "draft-entropy")
+TRAINING_FREE = ("fsd-js", "fsd-kl", "fsd-tv", "kl-mask", "target-entropy", "draft-entropy", "fly")
 
 
-def training_free_rule(method: str, threshold: float, confidence: float = 0.9) -> AcceptanceRule:
-    """The training-free rule called ``method`` (one of TRAINING_FREE) at ``threshold``."""
+def training_free_rule(
+    method: str,
+    threshold: float,
+    confidence: float = 0.9,
+    fly_window_size: int = DEFAULT_WINDOW_SIZE,
+    fly_entropy_top_k: int = DEFAULT_ENTROPY_TOP_K,
+) -> AcceptanceRule:
+    """The training-free rule called ``method`` (one of TRAINING_FREE) at ``threshold`` (FLy: the
+    entropy threshold; ``confidence`` is kl-mask's, the ``fly_*`` settings FLy's)."""
+    if method == "fly":
+        return FlyRule(threshold, fly_window_size, fly_entropy_top_k)
     if method.startswith("fsd-"):
         return FuzzyRule(threshold, method.removeprefix("fsd-"))
     if method == "kl-mask":

@@ -30,15 +30,16 @@ from typing import Any, Literal, get_args
 
 from autojudge.errors import InputError
 
-Rule = Literal["exact", "topk", "judge", "divergence"]
+Rule = Literal["exact", "topk", "judge", "divergence", "fly"]
 
 CONFIG_KEY = "autojudge"
 ENV_PREFIX = "AUTOJUDGE_VLLM_"
 FLAT_PREFIX = CONFIG_KEY + "_"  # flat request keys: autojudge_rule, autojudge_threshold, ...
 DIVERGENCES = ("js", "kl", "tv")  # autojudge.decoding.divergence.DIVERGENCES (checked by a test)
 # judge_head_sha256 pins the head file: the frontend writes it when it resolves judge_head.
-KEYS = ("rule", "top_k", "judge_head", "judge_head_sha256", "threshold", "divergence")
-REQUEST_KEYS = ("rule", "top_k", "threshold", "divergence")
+FLY_KEYS = ("fly_window_size", "fly_entropy_threshold", "fly_entropy_top_k")  # vLLM upstream's names
+KEYS = ("rule", "top_k", "judge_head", "judge_head_sha256", "threshold", "divergence", *FLY_KEYS)
+REQUEST_KEYS = ("rule", "top_k", "threshold", "divergence", *FLY_KEYS)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,10 @@ class PluginConfig:
     judge_head_sha256: str | None = None  # the pinned head file's content hash (set by the frontend)
     threshold: float | None = None  # judge: overrides the head's own; divergence: required
     divergence: str = "kl"
+    # rule "fly" (autojudge.decoding.fly): vLLM upstream's keys and defaults
+    fly_window_size: int = 6
+    fly_entropy_threshold: float = 0.3
+    fly_entropy_top_k: int = 3
 
     def __post_init__(self) -> None:
         if self.rule not in get_args(Rule):
@@ -65,6 +70,10 @@ class PluginConfig:
             )
         if self.rule == "divergence" and self.threshold is None:
             raise InputError("autojudge: rule 'divergence' needs a threshold")
+        if self.fly_window_size < 0 or self.fly_entropy_top_k < 1 or not self.fly_entropy_threshold >= 0:
+            raise InputError(
+                "autojudge: fly needs fly_window_size >= 0, fly_entropy_top_k >= 1 and fly_entropy_threshold >= 0"
+            )
         if self.threshold is not None and not math.isfinite(self.threshold):
             raise InputError(f"autojudge: threshold must be finite, got {self.threshold}")
 
@@ -75,6 +84,11 @@ class PluginConfig:
             return f"judge(head={self.judge_head}, threshold={self.threshold})"
         if self.rule == "divergence":
             return f"divergence({self.divergence} < {self.threshold})"
+        if self.rule == "fly":
+            return (
+                f"fly(entropy_top{self.fly_entropy_top_k} >= {self.fly_entropy_threshold}, "
+                f"window={self.fly_window_size})"
+            )
         return self.rule
 
 
@@ -90,6 +104,9 @@ def _parse(raw: Mapping[str, Any], allowed: tuple[str, ...], origin: str) -> dic
         "judge_head_sha256": str,
         "threshold": float,
         "divergence": str,
+        "fly_window_size": int,
+        "fly_entropy_threshold": float,
+        "fly_entropy_top_k": int,
     }
     try:
         return {key: converters[key](value) for key, value in raw.items() if value not in (None, "")}

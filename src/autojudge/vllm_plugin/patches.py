@@ -171,14 +171,13 @@ def patch_rejection_sample() -> None:
             ctx.decided = True
             return original(*args, **kwargs)
         draft, target_logits = a["draft_token_ids"], a["target_logits"]
-        window = Window(draft, target_logits, ctx.draft_logits, ctx.target_hidden)
+        cu = a["cu_num_draft_tokens"]
+        window = Window(draft, target_logits, ctx.draft_logits, ctx.target_hidden, cu_num_draft_tokens=cu)
         # vLLM's processed logits: -inf where a constraint forbids the token at this position.
         allowed_by_vllm = torch.isfinite(target_logits.gather(1, draft.long().clamp(min=0).unsqueeze(1)))
         accept = accept_mismatch(ctx.rules, ctx.rule_of_row, window)
         accept &= allowed_by_vllm.squeeze(1) & ctx.lossy_allowed
-        ours = greedy_verify(
-            draft, a["cu_num_draft_tokens"], a["max_spec_len"], target_logits, a["bonus_token_ids"], accept
-        )
+        ours = greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accept)
         ctx.decided = True
         if metadata.all_greedy:
             return ours

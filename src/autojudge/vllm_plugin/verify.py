@@ -7,8 +7,9 @@ Layout follows vLLM v1's rejection sampler: the draft tokens of all requests are
 ``[B, max_spec_len + 1]`` int32, accepted tokens then one correction or bonus token, padded
 with -1 (vLLM's ``PLACEHOLDER_TOKEN_ID``).
 
-The decisions are the reference engine's rules (``decoding.rules``, ``decoding.training_free``):
-they are row-wise, so one ``Window`` holding all N rows serves the whole batch.
+The decisions are the reference engine's rules (``decoding.rules``, ``decoding.training_free``,
+``decoding.fly``): one ``Window`` holding all N rows serves the whole batch; row-wise rules ignore its
+``cu_num_draft_tokens``, FLy reads it to look ahead within each request.
 
 No step synchronises with the host: sizes come from tensor shapes and the Python
 ``max_spec_len``; there are no loops over the batch.
@@ -20,6 +21,7 @@ from collections.abc import Callable
 
 import torch
 
+from autojudge.decoding.fly import FlyRule
 from autojudge.decoding.rules import AcceptanceRule, ExactMatch, JudgeRule, TopK, Window
 from autojudge.decoding.training_free import FuzzyRule
 from autojudge.heads.artifact import JudgeHead
@@ -41,6 +43,8 @@ def build_rule(config: PluginConfig, load_head: HeadLoader) -> AcceptanceRule:
     if config.rule == "divergence":
         assert config.threshold is not None
         return FuzzyRule(config.threshold, config.divergence)
+    if config.rule == "fly":
+        return FlyRule(config.fly_entropy_threshold, config.fly_window_size, config.fly_entropy_top_k)
     return ExactMatch()
 
 
