@@ -71,7 +71,8 @@ def test_stops_at_end_of_sequence(tiny_random_pair, arith_task):
     assert result.finished
 
 
-def _assert_lossless(pair, reference, items, window: int, max_new_tokens: int) -> None:
+def _assert_lossless(pair, items, window: int, max_new_tokens: int) -> None:
+    """Exact-rule SD at ``window`` emits each item's target-greedy response, cut at ``max_new_tokens``."""
     decoder = speculative(pair, ExactMatch(), window, max_new_tokens=max_new_tokens)
     mismatched = [
         example_id
@@ -87,7 +88,7 @@ def _assert_lossless(pair, reference, items, window: int, max_new_tokens: int) -
 def test_exact_sd_is_lossless_on_the_whole_toy_test_split(toy_pair, toy_target_greedy, params):
     """At the pipeline's window, exact-rule SD reproduces the target's greedy output token for token."""
     reference = toy_target_greedy
-    _assert_lossless(toy_pair, reference, reference.items, params.decoding.window, reference.max_new_tokens)
+    _assert_lossless(toy_pair, reference.items, params.decoding.window, reference.max_new_tokens)
 
 
 @pytest.mark.slow
@@ -97,7 +98,7 @@ def test_exact_sd_is_lossless_at_every_window_until_end_of_sequence(toy_pair, to
     reference = toy_target_greedy
     items = reference.items[:40]
     assert all(len(expected) < reference.max_new_tokens for _, _, expected in items)  # the EOS path
-    _assert_lossless(toy_pair, reference, items, window, reference.max_new_tokens)
+    _assert_lossless(toy_pair, items, window, reference.max_new_tokens)
 
 
 @pytest.mark.slow
@@ -110,4 +111,4 @@ def test_exact_sd_is_lossless_at_every_window_when_the_length_cap_stops_it(
     items = reference.items[:20]
     cap = 23  # not a multiple of any window but 1: the cap falls inside a verification cycle
     assert all(len(expected) > cap for _, _, expected in items)
-    _assert_lossless(toy_pair, reference, items, window, cap)
+    _assert_lossless(toy_pair, items, window, cap)
