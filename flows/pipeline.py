@@ -4,8 +4,8 @@ DVC stays the single source of truth for what is up to date (its lock file and c
 stage runs); Prefect decides where and when, retries transient failures with backoff, runs the mining
 shards in parallel and shows progress (every output line of a stage is logged to its task run). How the
 stages are driven, and why parallel shards do not go through ``dvc repro``, is explained in
-``autojudge.orchestration.dvc_stages``. The registered model version and its card end up in the flow
-run's artifacts.
+``autojudge.orchestration.dvc_stages``. Each task's registered model version and its card end up in the
+flow run's artifacts.
 """
 
 from __future__ import annotations
@@ -67,28 +67,32 @@ def run_in_parallel(workdir: Path, stage: Stage, env: dict[str, str]) -> bool:
 
 
 @task(cache_policy=NO_CACHE)
-def publish_model(workdir: Path) -> dict:
-    """The registered model version and its card as the flow run's artifacts."""
+def publish_models(workdir: Path) -> dict[str, dict]:
+    """Each task's registered model version and its card as the flow run's artifacts."""
     from mlflow import MlflowClient
 
-    registered = read_json(workdir / "registry" / "registered.json")
-    name, version = registered["model_name"], registered["version"]
     use_tracking(workdir / "mlflow")
-    card = MlflowClient().get_model_version(name, version).description
     uri = tracking_uri(workdir / "mlflow")
-    create_markdown_artifact(
-        key="registered-model",
-        markdown=f"# {name} version {version}\n\n`{registered['model_uri']}` (alias `{registered['alias']}`), "
-        f"tracking `{uri}`\n\n{card}",
-        description=f"{name} version {version} and its card",
-    )
-    if uri.startswith(("http://", "https://")):
-        create_link_artifact(
-            f"{uri.rstrip('/')}/#/models/{name}/versions/{version}",
-            link_text=f"{name} version {version}",
-            key="registered-model-link",
+    published = {}
+    for path in sorted((workdir / "registry").glob("*/registered.json")):
+        registered = read_json(path)
+        name, version = registered["model_name"], registered["version"]
+        card = MlflowClient().get_model_version(name, version).description
+        key = f"registered-model-{path.parent.name}"
+        create_markdown_artifact(
+            key=key,
+            markdown=f"# {name} version {version}\n\n`{registered['model_uri']}` (alias "
+            f"`{registered['alias']}`), tracking `{uri}`\n\n{card}",
+            description=f"{name} version {version} and its card",
         )
-    return registered
+        if uri.startswith(("http://", "https://")):
+            create_link_artifact(
+                f"{uri.rstrip('/')}/#/models/{name}/versions/{version}",
+                link_text=f"{name} version {version}",
+                key=f"{key}-link",
+            )
+        published[path.parent.name] = registered
+    return published
 
 
 @flow(name="autojudge-pipeline")
@@ -101,7 +105,7 @@ def autojudge_pipeline(
     accuracy_budget: float | None = None,
     devices: list[str] | None = None,
     workdir: str = ".",
-) -> dict:
+) -> dict[str, dict]:
     """The DVC pipeline of the checkout in ``workdir``, from its params.yaml changed by the parameters.
 
     preset: pair preset merged into params.yaml (``toy``: none); task: the task the run is for, checked
@@ -125,4 +129,4 @@ def autojudge_pipeline(
         for wave in device_waves(generation, devices):
             stages, envs = zip(*wave, strict=True)
             run_in_parallel.map(unmapped(root), list(stages), list(envs)).result()
-    return publish_model(root)
+    return publish_models(root)

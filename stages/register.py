@@ -5,6 +5,7 @@ from pathlib import Path
 
 from autojudge.heads.artifact import load_head
 from autojudge.io import read_json, write_json
+from autojudge.params import load_params
 from autojudge.registry.card import build_card, card_markdown
 from autojudge.registry.runs import log_model_and_card
 from autojudge.registry.tracking import model_name
@@ -16,14 +17,16 @@ def register(params, args) -> None:
     head = load_head(args.head)
     name = model_name(params.task.name, params.pair.name, params.registry.model_name)
     evaluation = read_json(args.evaluation)
+    primary = load_params(args.params).task.name == params.task.name  # compared and benchmarked
     card = build_card(
         params,
         head,
         read_json(args.mining),
         evaluation,
         name,
-        read_json(args.comparison),
-        read_json(args.bench),
+        read_json(args.comparison) if primary else None,
+        read_json(args.bench) if primary else None,
+        read_json(args.crossdomain) if args.crossdomain.is_file() else None,
     )
     card["gate_result"] = asdict(
         check_gates(card, params.promote.max_accuracy_drop, params.promote.min_mat_gain)
@@ -66,6 +69,7 @@ if __name__ == "__main__":
     parser.add_argument("--evaluation", type=Path, default=Path("metrics/evaluate.json"))
     parser.add_argument("--comparison", type=Path, default=Path("metrics/compare.json"))
     parser.add_argument("--bench", type=Path, default=Path("metrics/bench.json"))
+    parser.add_argument("--crossdomain", type=Path, default=Path("metrics/crossdomain.json"))
     parser.add_argument("--plots", type=Path, default=Path("plots"))
     parser.add_argument("--out", type=Path, default=Path("registry/registered.json"))
     run_stage("register", register, parser)

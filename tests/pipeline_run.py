@@ -2,9 +2,9 @@
 
 A copy of the repository with small params (``PIPELINE_PARAMS``) is deployed to a Prefect server (SQLite,
 loopback) with a process worker; ``prefect deployment run`` starts the whole DVC pipeline, the worker is
-stopped with SIGTERM (as a drained node or ``docker stop`` does) while mining has finished some problems
-and not others, and a second worker finishes the run. The session fixture ``deployed_pipeline``
-(conftest.py) runs this once; tests/flows/test_deployment.py checks the restart and the registration,
+stopped with SIGTERM (as a drained node or ``docker stop`` does) while mining (one shard per task, both
+tasks at once) has finished some problems and not others, and a second worker finishes the run. The
+session fixture ``deployed_pipeline`` (conftest.py) runs this once; tests/flows/test_deployment.py checks the restart and the registration,
 tests/test_pipeline.py checks the pipeline's outputs in the same copy, then a no-op and a partial rerun.
 Every process started here is stopped here, also on failure.
 """
@@ -26,8 +26,10 @@ from pathlib import Path
 from helpers import free_port, healthy, set_params
 
 PIPELINE_PARAMS = {
-    "toy.splits": {"train": 24, "validation": 12, "test": 12, "shifted": 6},
+    "toy.splits": {"train": 24, "validation": 12, "test": 12, "shifted": 6, "variant": 6},
+    "toy.code_splits": {"train": 24, "validation": 12, "test": 12},
     "mining.problems": 24,
+    "tasks.pyfunc": {},  # both tasks mine the same 24 problems
     "mining.pool_size": 6,  # each shard finishes its problems in two groups: a kill can fall between them
     "train.folds": 3,
     "evaluate.topk": [4],
@@ -40,6 +42,7 @@ PIPELINE_PARAMS = {
     "selfjudge.engine": "hf",
     "selfjudge.tau": -20.0,  # set directly: on 12 problems the calibrated tau leaves no important row in validation
     "compare.limit": 3,
+    "crossdomain.limit": 3,
     "compare.splits": ["test", "shifted"],  # shifted: outside the target's competence, no winner
     "compare.recalls": [0.8],
     "compare.topk": [4],
@@ -234,16 +237,20 @@ def _artifacts(url: str, flow_run_id: str) -> dict[str, tuple[str, str]]:
     return {artifact.key: (artifact.type, artifact.data) for artifact in artifacts}
 
 
+TASKS = ("arith", "pyfunc")
+MODEL_NAMES = {task: f"autojudge-{task}-toy-mixed" for task in TASKS}
+
+
 def finished_problems(workdir: Path) -> dict[str, int]:
-    """Finished problem files of every shard -> modification time (ns)."""
+    """Finished problem files of every task's shard -> modification time (ns)."""
     return {
         str(p.relative_to(workdir)): p.stat().st_mtime_ns
-        for p in workdir.glob("mining/shards/*/problems/*.json")
+        for p in workdir.glob("mining/*/shards/*/problems/*.json")
     }
 
 
 def _partly_mined(workdir: Path) -> bool:
-    shards = [workdir / "mining" / "shards" / str(i) for i in range(2)]
+    shards = [workdir / "mining" / task / "shards" / "0" for task in TASKS]
     return bool(finished_problems(workdir)) and not all((s / "summary.json").exists() for s in shards)
 
 
@@ -280,7 +287,7 @@ def run_deployment_with_restart(repo: Path, workdir: Path, home: Path) -> Deploy
         prefect(env, workdir, "--no-prompt", "deploy", "-n", "toy")
 
         first_worker = processes.start("worker-1", "prefect", "worker", "start", "--pool", "cpu")
-        output = prefect(env, workdir, "deployment", "run", DEPLOYMENT, "--param", "shards=2")
+        output = prefect(env, workdir, "deployment", "run", DEPLOYMENT, "--param", "shards=1")
         flow_run_id = re.search(r"UUID: ([0-9a-f-]{36})", output).group(1)
         wait_for(lambda: _partly_mined(workdir), RUN_TIMEOUT, "the first mined problems", interval=0.2)
         processes.lose_worker(first_worker, lambda: _flow_run(url, flow_run_id).state.name == "AwaitingRetry")

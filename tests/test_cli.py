@@ -16,7 +16,7 @@ def test_eval_prints_accuracy_and_mat(repo, tmp_path, arith_dir):
         (repo / "params.yaml")
         .read_text()
         .replace("data_dir: data/arith", f"data_dir: {arith_dir}")
-        .replace("models/toy/", f"{repo}/models/toy/")
+        .replace("models/toy_mixed/", f"{repo}/models/toy_mixed/")
     )
     result = _autojudge(
         "eval",

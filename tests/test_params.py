@@ -52,3 +52,41 @@ def test_bad_params_name_file_and_key(tmp_path, text, message):
 def test_missing_params_file(tmp_path):
     with pytest.raises(InputError, match="parameters file not found"):
         load_params(tmp_path / "nope.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("tasks: {pyfunc: {}}\n", r"task\.name 'arith' must be one of tasks \['pyfunc'\]"),
+        (
+            "tasks: {arith: {task: {name: gsm8k}}}\n",
+            r"tasks\.arith: may override sections of params but task",
+        ),
+        ("tasks: {arith: {minning: {}}}\n", r"tasks\.arith: may override .*minning"),
+        ("tasks: {arith: {}}\ncrossdomain: {domains: ['pyfunc:test']}\n", r"'pyfunc:test' names no task"),
+        ("crossdomain: {domains: [arith]}\n", r"'arith' is not task:split"),
+        (
+            "tasks: {arith: {}, pyfunc: {}}\nregistry: {model_name: mine}\n",
+            r"registry\.model_name names one model",
+        ),
+    ],
+)
+def test_bad_pipeline_tasks_are_refused(tmp_path, text, message):
+    path = tmp_path / "params.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        load_params(path)
+
+
+def test_a_task_stage_sees_its_overrides_and_its_data_directory(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text(
+        "tasks: {arith: {}, pyfunc: {mining: {problems: 50}, train: {seed: 3}}}\nmining: {problems: 9}\n"
+    )
+    primary, code = load_params(path), load_params(path, task="pyfunc")
+    assert (primary.task.name, primary.mining.problems, primary.train.seed) == ("arith", 9, 0)
+    assert (code.task.name, str(code.task.data_dir)) == ("pyfunc", "data/pyfunc")
+    assert (code.mining.problems, code.train.seed, code.mining.split) == (50, 3, "train")
+    assert load_params(path, task="arith").mining.problems == 9
+    with pytest.raises(InputError, match="task 'gsm8k' is not a pipeline task"):
+        load_params(path, task="gsm8k")

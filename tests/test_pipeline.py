@@ -13,7 +13,7 @@ import json
 import pytest
 import yaml
 from helpers import set_params
-from pipeline_run import PIPELINE_PARAMS, dvc, model_versions, stages_run
+from pipeline_run import MODEL_NAMES, PIPELINE_PARAMS, TASKS, dvc, model_versions, stages_run
 
 EVERY_STAGE = {
     "prepare",
@@ -24,26 +24,39 @@ EVERY_STAGE = {
     "evaluate",
     "relabel",
     "train_selfjudge",
+    "crossdomain",
     "compare",
     "bench",
     "register",
 }
 
 
-def _versions(workdir) -> list[str]:
-    return sorted(str(v["version"]) for v in model_versions(workdir, "autojudge-arith-toy"))
+def _versions(workdir, task: str = "arith") -> list[str]:
+    return sorted(str(v["version"]) for v in model_versions(workdir, MODEL_NAMES[task]))
 
 
 @pytest.mark.slow
-def test_full_run_registers_a_head_with_its_card(deployed_pipeline):
+def test_full_run_registers_a_head_per_task_with_its_card(deployed_pipeline):
     workdir = deployed_pipeline.workdir
     locked = yaml.safe_load((workdir / "dvc.lock").read_text())["stages"]
     assert {name.split("@")[0] for name in locked} == EVERY_STAGE
-    registered = json.loads((workdir / "registry" / "registered.json").read_text())
-    assert registered["model_name"] == "autojudge-arith-toy" and registered["alias"] == "candidate"
-    evaluation = json.loads((workdir / "metrics" / "evaluate.json").read_text())
-    assert {row["method"] for row in evaluation["settings"]} == {"judge", "topk", "exact", "target", "draft"}
-    assert (workdir / "plots" / "accuracy_vs_mat.png").stat().st_size > 10_000
+    assert {"mine@arith-0", "mine@pyfunc-0", "train@arith", "train@pyfunc", "register@pyfunc"} <= set(locked)
+    for task in TASKS:
+        registered = json.loads((workdir / "registry" / task / "registered.json").read_text())
+        assert registered["model_name"] == MODEL_NAMES[task] and registered["alias"] == "candidate"
+        evaluation = json.loads((workdir / "metrics" / task / "evaluate.json").read_text())
+        assert {row["method"] for row in evaluation["settings"]} == {
+            "judge",
+            "topk",
+            "exact",
+            "target",
+            "draft",
+        }
+        assert (workdir / "plots" / task / "accuracy_vs_mat.png").stat().st_size > 10_000
+        mining = json.loads((workdir / "metrics" / task / "mining.json").read_text())
+        assert mining["problems"] == PIPELINE_PARAMS["mining.problems"]
+        assert mining["mismatches"] > mining["important"] > 0
+        assert _versions(workdir, task) == ["1"]
     comparison = json.loads((workdir / "metrics" / "compare.json").read_text())
     assert set(comparison["splits"]) == {"test", "shifted"}
     assert {"judge", "selfjudge", "fsd-js", "fly", "exact"} <= set(comparison["splits"]["shifted"]["table"])
@@ -51,10 +64,27 @@ def test_full_run_registers_a_head_with_its_card(deployed_pipeline):
     assert (workdir / "plots" / "compare" / "shifted.png").stat().st_size > 10_000
     bench = json.loads((workdir / "metrics" / "bench.json").read_text())
     assert all(bench["sd_exact_equals_target"].values()) and "judge_overhead_percent" in bench["headline"]
-    mining = json.loads((workdir / "metrics" / "mining.json").read_text())
-    assert mining["problems"] == PIPELINE_PARAMS["mining.problems"]
-    assert mining["mismatches"] > mining["important"] > 0
-    assert _versions(workdir) == ["1"]
+
+
+@pytest.mark.slow
+def test_every_head_is_evaluated_on_every_domain_and_its_card_says_so(deployed_pipeline):
+    workdir = deployed_pipeline.workdir
+    crossdomain = json.loads((workdir / "metrics" / "crossdomain.json").read_text())
+    domains = ["arith:test", "arith:variant", "pyfunc:test"]
+    for task in TASKS:
+        rows = crossdomain["heads"][task]
+        assert [row["domain"] for row in rows] == domains
+        assert [row["own"] for row in rows] == [d == f"{task}:test" for d in domains]
+        for row in rows:
+            assert row["examples"] == PIPELINE_PARAMS["crossdomain.limit"]
+            drop = row["accuracy_drop"]
+            assert drop["low"] <= drop["value"] <= drop["high"]
+        [version] = model_versions(workdir, MODEL_NAMES[task])
+        assert version["card"]["crossdomain"]["rows"] == rows
+        assert "## Domain shift" in version["description"] and "pyfunc:test" in version["description"]
+        # the comparison and the benchmark run on the primary task (params: task) only
+        assert ("comparison" in version["card"]) == (task == "arith")
+        assert ("vllm_bench" in version["card"]) == (task == "arith")
 
 
 @pytest.mark.slow
@@ -72,5 +102,6 @@ def test_changing_a_relabeling_parameter_reruns_relabel_and_what_follows_only(de
     workdir = deployed_pipeline.workdir
     set_params(workdir / "params.yaml", {"selfjudge.n_next": 10})
     third = dvc(workdir, "repro")
+    # register@pyfunc reruns too (the stages of a foreach share their dependencies, compare.json among them)
     assert stages_run(third.stdout) == {"relabel", "train_selfjudge", "compare", "register"}
     assert _versions(workdir) == ["1", "2"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -31,13 +32,14 @@ def test_overlay_merges_mappings_and_drops_nulls():
 
 
 def test_the_documented_presets_exist(repo):
-    assert available_presets(repo) == sorted(["toy", "toy-mixed", *REAL_PRESETS])
+    assert available_presets(repo) == sorted(["toy", "toy-arith", *REAL_PRESETS])
 
 
 @pytest.mark.parametrize("name", REAL_PRESETS)
 def test_real_presets_validate_without_downloading(project, name):
     raw, params = merged_params(project, name)
     assert params.task.name in ("gsm8k", "livecodebench") and params.toy is None
+    assert list(params.tasks) == [params.task.name]  # one pipeline task: neither arith nor pyfunc
     assert params.pair.device == "cuda" and params.pair.dtype == "bfloat16" and params.pair.chat_template
     assert params.features.dtype == "float32"  # appendix C
     engine_kwargs = params.mining.vllm.engine_kwargs
@@ -81,11 +83,20 @@ def test_unknown_or_broken_presets_are_named(project):
     assert "window: 0" not in (project / "params.yaml").read_text()
 
 
-def test_toy_mixed_preset_names_the_committed_two_domain_pair(repo):
-    """The preset is a toy world of three sources whose every test split exists, on the committed pair."""
-    _, params = merged_params(repo, "toy-mixed")
+def test_default_params_run_both_domains_on_the_committed_two_domain_pair(repo):
+    """The default toy world has three sources whose every test split exists, on the committed pair."""
+    _, params = merged_params(repo, "toy")
     assert set(params.toy.mixture) == {"arith", "arith_variant", "pyfunc"}
     assert {"test", "variant", "variant_validation"} <= set(params.toy.splits)
     assert params.toy.draft.mixture["pyfunc"] < params.toy.mixture["pyfunc"]  # the draft reads less code
+    assert list(params.tasks) == ["arith", "pyfunc"]
     for role in ("draft", "target"):
         assert (repo / getattr(params.pair, role) / "model.safetensors").exists()
+
+
+def test_toy_arith_preset_is_the_first_pair_on_arith_alone(repo):
+    _, params = merged_params(repo, "toy-arith")
+    assert params.pair.target == Path("models/toy/target") and list(params.tasks) == ["arith"]
+    assert set(params.toy.mixture) == {"arith"} and params.toy.draft.mixture is None
+    assert "variant" not in params.toy.splits
+    assert all(domain.startswith("arith:") for domain in params.crossdomain.domains)

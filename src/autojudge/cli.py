@@ -89,7 +89,7 @@ def _toy_settings(params: Path, preset: str | None) -> Params:
 @toy_app.command("train")
 def toy_train(
     out: Annotated[Path, typer.Option(help="Directory for the tokenizer and both models.")] = Path(
-        "models/toy"
+        "models/toy_mixed"
     ),
     only: Annotated[
         str | None, typer.Option(help="Train only this model (draft: reuses the target's tokenizer in OUT).")
@@ -217,7 +217,7 @@ def bench_energy_check(
 @bench_app.command("vllm")
 def bench_vllm(
     head: Annotated[Path, typer.Option(help="Judge head (reads target hidden states).")] = Path(
-        "heads/head.safetensors"
+        "heads/arith/head.safetensors"
     ),
     problems: Annotated[
         int | None, typer.Option(help="Timed problems (default: params bench.problems).")
@@ -333,6 +333,9 @@ def promote(
     rollback: Annotated[
         bool, typer.Option("--rollback", help="Restore the previous production version.")
     ] = False,
+    task: Annotated[
+        str | None, typer.Option(help="The pipeline task whose model to promote (default: params task).")
+    ] = None,
     params: ParamsOption = Path("params.yaml"),
 ) -> None:
     """Move alias 'production' to a head whose card passes the promotion gates (or roll it back)."""
@@ -340,7 +343,7 @@ def promote(
     from autojudge.registry import versions
     from autojudge.registry.tracking import model_name
 
-    settings = load_params(params)
+    settings = load_params(params, task)
     name = model_name(settings.task.name, settings.pair.name, settings.registry.model_name)
     if rollback:
         typer.echo(f"{name}: production -> version {versions.rollback(name)} (rolled back)")

@@ -192,6 +192,25 @@ class CompareParams(Section):
         return self
 
 
+class CrossDomainParams(Section):
+    """Domain shift: every pipeline task's head decodes each domain (``task:split``), own one included."""
+
+    domains: list[str] = ["arith:test", "arith:variant", "pyfunc:test"]
+    limit: PositiveInt | None = None  # first N problems of each domain (null: all)
+    window: PositiveInt = 16
+    bootstrap_samples: int = Field(default=2000, ge=100)  # paired bootstrap over problems: 95% intervals
+    seed: int = 0
+    workers: PositiveInt = 2
+
+    @model_validator(mode="after")
+    def _check(self) -> CrossDomainParams:
+        for domain in self.domains:
+            task, _, split = domain.partition(":")
+            if not task or not split:
+                raise ValueError(f"crossdomain.domains: {domain!r} is not task:split")
+        return self
+
+
 class BenchParams(Section):
     """vLLM tokens/s benchmark (stage bench): engine settings are mining.vllm's."""
 
@@ -252,7 +271,39 @@ class Params(Section):
     bench: BenchParams = BenchParams()
     selfjudge: SelfJudgeParams = SelfJudgeParams()
     compare: CompareParams = CompareParams()
+    crossdomain: CrossDomainParams = CrossDomainParams()
     toy: ToyParams | None = None
+    # the pipeline's tasks (dvc.yaml foreach/matrix), one head each, data in data/<name>: each maps to
+    # sections that override the ones above for that task's stages (``for_task``); ``task`` is the
+    # primary one, where SelfJudge, the comparison and the benchmark run
+    tasks: dict[str, dict[str, Any]] = {}
+
+    @model_validator(mode="after")
+    def _check_tasks(self) -> Params:
+        if not self.tasks:
+            return self
+        if self.task.name not in self.tasks:
+            raise ValueError(f"task.name {self.task.name!r} must be one of tasks {list(self.tasks)}")
+        for name, sections in self.tasks.items():
+            keys = set(sections or {})
+            if keys - set(type(self).model_fields) or keys & {"task", "tasks"}:
+                raise ValueError(
+                    f"tasks.{name}: may override sections of params but task(s), got {sorted(keys)}"
+                )
+        if self.registry.model_name and len(self.tasks) > 1:
+            raise ValueError("registry.model_name names one model; with several tasks leave it null")
+        for domain in self.crossdomain.domains:
+            if domain.partition(":")[0] not in self.tasks:
+                raise ValueError(f"crossdomain.domains: {domain!r} names no task of tasks {list(self.tasks)}")
+        return self
+
+    def for_task(self, name: str) -> Params:
+        """These params as one pipeline task's stages see them: ``task`` set to it, its overrides applied."""
+        if name not in self.tasks:
+            raise InputError(f"task {name!r} is not a pipeline task; tasks: {list(self.tasks)}")
+        raw = self.model_dump(mode="json")
+        raw["task"] = {"name": name, "data_dir": str(task_data_dir(name))}
+        return validate_params(overlay(raw, self.tasks[name] or {}), f"params of task {name!r}")
 
     @model_validator(mode="after")
     def _check_protocol(self) -> Params:
@@ -273,8 +324,27 @@ class Params(Section):
         return self
 
 
-def load_params(path: Path = Path("params.yaml")) -> Params:
-    """Read and validate the parameters file; errors name the file and the offending key."""
+def task_data_dir(name: str) -> Path:
+    """Where a pipeline task's split files are."""
+    return Path("data") / name
+
+
+def overlay(base: dict, changes: dict) -> dict:
+    """``base`` with ``changes`` merged in, recursively for mappings; ``None`` drops a key."""
+    merged = dict(base)
+    for key, value in changes.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = overlay(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_params(path: Path = Path("params.yaml"), task: str | None = None) -> Params:
+    """Read and validate the parameters file (as pipeline task ``task``'s stages see it, if given);
+    errors name the file and the offending key."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"parameters file not found: {path}")
@@ -284,7 +354,8 @@ def load_params(path: Path = Path("params.yaml")) -> Params:
         raise InputError(f"{path}: not valid YAML ({error})") from None
     if not isinstance(raw, dict):
         raise InputError(f"{path}: expected a mapping at the top level")
-    return validate_params(raw, str(path))
+    params = validate_params(raw, str(path))
+    return params if task is None else params.for_task(task)
 
 
 def validate_params(raw: dict, source: str) -> Params:

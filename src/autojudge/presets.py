@@ -13,7 +13,7 @@ import yaml
 
 from autojudge.errors import InputError
 from autojudge.io import write_text
-from autojudge.params import Params, validate_params
+from autojudge.params import Params, overlay, validate_params
 
 DEFAULT_PRESET = "toy"
 PRESETS_DIR = "presets"
@@ -33,19 +33,6 @@ def _read_mapping(path: Path) -> dict:
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping at the top level")
     return data
-
-
-def overlay(base: dict, changes: dict) -> dict:
-    """``base`` with ``changes`` merged in, recursively for mappings; ``None`` drops a key."""
-    merged = dict(base)
-    for key, value in changes.items():
-        if value is None:
-            merged.pop(key, None)
-        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = overlay(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 def preset_file(root: Path, preset: str) -> Path:

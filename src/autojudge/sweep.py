@@ -17,7 +17,7 @@ import torch
 from autojudge.decoding.factory import draft_only, speculative, target_only
 from autojudge.decoding.rules import AcceptanceRule, ExactMatch, JudgeRule, TopK
 from autojudge.decoding.training_free import TRAINING_FREE, training_free_rule
-from autojudge.evaluation import EvalSummary, evaluate, summarize
+from autojudge.evaluation import EvalSummary, ExampleResult, evaluate, summarize
 from autojudge.heads.artifact import load_head
 from autojudge.heads.out_of_fold import FoldHeads, threshold_at
 from autojudge.params import Params
@@ -44,6 +44,20 @@ class Setting:
         if self.method == "topk":
             return f"top-{self.k} W={self.window}"
         return f"{self.method} t={self.threshold:.4g} W={self.window}"
+
+
+@dataclass(frozen=True)
+class ProblemFigures:
+    """One problem decoded with one setting: what the paired bootstrap resamples."""
+
+    id: str
+    correct: bool
+    tokens: int
+    target_passes: int
+
+
+def problem_figures(results: list[ExampleResult]) -> list[ProblemFigures]:
+    return [ProblemFigures(r.id, r.correct, r.tokens, r.target_passes) for r in results]
 
 
 _WORKER: dict = {}
@@ -106,12 +120,12 @@ def _run_out_of_fold(setting: Setting) -> tuple[EvalSummary, list]:
     return summarize(setting.name, ordered), ordered
 
 
-def _run(setting: Setting) -> tuple[Setting, EvalSummary, list[str]]:
+def _run(setting: Setting) -> tuple[Setting, EvalSummary, list[ProblemFigures]]:
     params, pair = _WORKER["params"], _WORKER["pair"]
     max_new = params.decoding.max_new_tokens
     if setting.method == "judge" and _WORKER["folds"]:
         summary, results = _run_out_of_fold(setting)
-        return setting, summary, [r.id for r in results if r.correct]
+        return setting, summary, problem_figures(results)
     if setting.method == "target":
         decoder = target_only(pair, max_new)
     elif setting.method == "draft":
@@ -121,7 +135,7 @@ def _run(setting: Setting) -> tuple[Setting, EvalSummary, list[str]]:
     summary, results = evaluate(
         _WORKER["task"], _WORKER["examples"], decoder, pair.tokenizer, setting.name, params.pair.chat_template
     )
-    return setting, summary, [r.id for r in results if r.correct]
+    return setting, summary, problem_figures(results)
 
 
 def run_settings(
@@ -133,8 +147,8 @@ def run_settings(
     workers: int,
     more_heads: dict[str, Path] | None = None,
     fold_heads: FoldHeads | None = None,
-) -> list[tuple[Setting, EvalSummary, list[str]]]:
-    """Decode the split with every setting; returns (setting, summary, ids answered correctly) in order.
+) -> list[tuple[Setting, EvalSummary, list[ProblemFigures]]]:
+    """Decode the split with every setting; returns (setting, summary, figures per problem) in order.
 
     ``head_path`` is the head of method "judge"; ``more_heads`` maps other head methods to their files;
     with ``fold_heads`` method "judge" decodes each problem with the head trained without its fold.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from pipeline_run import PIPELINE_PARAMS, model_versions
+from pipeline_run import MODEL_NAMES, PIPELINE_PARAMS, TASKS, model_versions
 
 
 @pytest.mark.slow
@@ -20,16 +20,17 @@ def test_deployment_run_survives_a_worker_restart_and_registers_a_model(deployed
     assert run.run_count == 2  # started by the first worker, finished by the second
 
     assert run.finished_at_kill
-    assert len(run.finished_at_end) == PIPELINE_PARAMS["mining.problems"]
+    assert len(run.finished_at_end) == len(TASKS) * PIPELINE_PARAMS["mining.problems"]
     finished_before = {path: run.finished_at_end[path] for path in run.finished_at_kill}
     assert finished_before == run.finished_at_kill  # finished problems were not mined again
 
-    registered = json.loads((run.workdir / "registry" / "registered.json").read_text())
-    versions = model_versions(run.workdir, registered["model_name"])
-    assert [str(v["version"]) for v in versions] == [registered["version"]] == ["1"]
-    assert versions[0]["card"]["model_name"] == "autojudge-arith-toy"
-    assert versions[0]["description"]  # the card's markdown
+    for task in TASKS:
+        registered = json.loads((run.workdir / "registry" / task / "registered.json").read_text())
+        versions = model_versions(run.workdir, registered["model_name"])
+        assert [str(v["version"]) for v in versions] == [registered["version"]] == ["1"]
+        assert versions[0]["card"]["model_name"] == MODEL_NAMES[task]
+        assert versions[0]["description"]  # the card's markdown
 
-    kind, markdown = run.artifacts["registered-model"]
-    assert kind == "markdown" and "autojudge-arith-toy version 1" in markdown
-    assert versions[0]["description"] in markdown
+        kind, markdown = run.artifacts[f"registered-model-{task}"]
+        assert kind == "markdown" and f"{MODEL_NAMES[task]} version 1" in markdown
+        assert versions[0]["description"] in markdown

@@ -10,7 +10,7 @@ from autojudge.models.toy_quality import BOUNDS, weights_digest
 from autojudge.presets import merged_params
 
 
-@pytest.mark.parametrize("preset", ["toy", "toy-mixed"])
+@pytest.mark.parametrize("preset", ["toy", "toy-arith"])
 def test_committed_measurement_is_current_and_within_bounds(repo, preset):
     settings = merged_params(repo, preset)[1]
     quality = json.loads((repo / settings.pair.target).parent.joinpath("quality.json").read_text())

@@ -85,7 +85,7 @@ def test_vllm_check_reports_version_runner_and_hook_points(repo):
     done = _run(CHECK)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert "vLLM: 0.32.0 (plugin tested on >=0.32.0,<0.33), platform cpu" in done.stdout
-    assert "model runner for models/toy/target + models/toy/draft: V1" in done.stdout
+    assert "model runner for models/toy_mixed/target + models/toy_mixed/draft: V1" in done.stdout
     assert "ok       vllm.v1.sample.rejection_sampler.rejection_sample" in done.stdout
     assert "MISSING" not in done.stdout
     assert "an engine enabling the plugin would start" in done.stdout
@@ -99,7 +99,8 @@ def test_vllm_check_says_why_an_engine_would_not_start(repo):
     done = _run(CHECK, {"VLLM_USE_V2_MODEL_RUNNER": "1"})
     assert done.returncode == 1, done.stdout + done.stderr[-2000:]
     assert (
-        "model runner for models/toy/target + models/toy/draft: none (vLLM refused the config)" in done.stdout
+        "model runner for models/toy_mixed/target + models/toy_mixed/draft: none (vLLM refused the config)"
+        in done.stdout
     )
     assert "an engine enabling the plugin would NOT start: vLLM:" in done.stdout
     assert "Model Runner V2 requires Triton" in done.stdout

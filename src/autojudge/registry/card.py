@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from autojudge import comparison as compare
 from autojudge.bench import vllm_bench
+from autojudge.crossdomain import head_table
 from autojudge.heads.artifact import JudgeHead
 from autojudge.params import Params
 from autojudge.report import markdown_table
@@ -17,6 +18,7 @@ def build_card(
     model_name: str,
     comparison: dict | None = None,
     bench: dict | None = None,
+    crossdomain: dict | None = None,
 ) -> dict:
     """Everything a reviewer needs to decide on promotion, as data."""
     card = {
@@ -79,6 +81,10 @@ def build_card(
         card["comparison"] = comparison
     if bench is not None:  # vLLM tokens/s, energy and judge overhead (stage bench)
         card["vllm_bench"] = vllm_bench.card_section(bench)
+    if crossdomain is not None:  # this head on every domain (stage crossdomain)
+        card["crossdomain"] = {key: crossdomain[key] for key in ("window", "limit", "min_competence")} | {
+            "rows": crossdomain["heads"][params.task.name]
+        }
     return card
 
 
@@ -115,9 +121,27 @@ def card_markdown(card: dict) -> str:
     ]
     if "comparison" in card:
         lines += ["", *_comparison_section(card["comparison"], card.get("gate_result"))]
+    if "crossdomain" in card:
+        lines += ["", *_crossdomain_section(card["crossdomain"])]
     if "vllm_bench" in card:
         lines += ["", "## Speed and energy with vLLM", "", *vllm_bench.section_markdown(card["vllm_bench"])]
     return "\n".join(lines) + "\n"
+
+
+def _crossdomain_section(section: dict) -> list[str]:
+    """Does the head transfer: its own domain and every other one, with intervals."""
+    limit = section["limit"]
+    return [
+        "## Domain shift",
+        "",
+        f"This head at its threshold on every domain of the pipeline (W={section['window']}, "
+        f"{f'first {limit}' if limit else 'all'} problems each), against target greedy and exact SD on the "
+        "same problems; 95% paired-bootstrap intervals over problems. Below "
+        f"{100 * section['min_competence']:.0f}% target accuracy a domain is outside the target's competence "
+        "and says nothing about transfer.",
+        "",
+        head_table(section["rows"]),
+    ]
 
 
 def _threshold_sentence(head: dict) -> str:
