@@ -29,7 +29,6 @@ PIPELINE_PARAMS = {
     "toy.splits": {"train": 24, "validation": 12, "test": 12, "shifted": 6, "variant": 6},
     "toy.code_splits": {"train": 24, "validation": 12, "test": 12},
     "mining.problems": 24,
-    "tasks.pyfunc": {},  # both tasks mine the same 24 problems
     "mining.pool_size": 6,  # each shard finishes its problems in two groups: a kill can fall between them
     "train.folds": 3,
     "evaluate.topk": [4],

@@ -1,7 +1,15 @@
 """The command line, run as users run it (a subprocess), on the committed toy pair."""
 
+import json
 import subprocess
 import sys
+
+import pytest
+import torch
+
+from autojudge.features.hidden_states import FeatureSpec
+from autojudge.heads.artifact import JudgeHead
+from autojudge.models.pair import load_tokenizer, tokenizer_hash
 
 
 def _autojudge(*args, cwd):
@@ -10,7 +18,7 @@ def _autojudge(*args, cwd):
     )
 
 
-def test_eval_prints_accuracy_and_mat(repo, tmp_path, arith_dir):
+def _eval_params(repo, tmp_path, arith_dir):
     params = tmp_path / "params.yaml"
     params.write_text(
         (repo / "params.yaml")
@@ -18,6 +26,20 @@ def test_eval_prints_accuracy_and_mat(repo, tmp_path, arith_dir):
         .replace("data_dir: data/arith", f"data_dir: {arith_dir}")
         .replace("models/toy_mixed/", f"{repo}/models/toy_mixed/")
     )
+    return params
+
+
+def _accept_everything_head(repo, path, tokenizer_of="models/toy_mixed/target"):
+    """A head for the pair whose p(important) is about 0: the judge accepts every mismatch."""
+    spec = FeatureSpec("target", 192, 128)
+    fingerprint = tokenizer_hash(load_tokenizer(repo / tokenizer_of, "target"))
+    return JudgeHead(torch.zeros(spec.dimension), -30.0, 0.5, spec, "toy-mixed", "arith", fingerprint).save(
+        path
+    )
+
+
+def test_eval_prints_accuracy_and_mat(repo, tmp_path, arith_dir):
+    params = _eval_params(repo, tmp_path, arith_dir)
     result = _autojudge(
         "eval",
         "--task",
@@ -42,6 +64,49 @@ def test_eval_prints_accuracy_and_mat(repo, tmp_path, arith_dir):
     assert "sd topk(k=2) W=4: accuracy" in result.stdout and "MAT" in result.stdout
     assert (tmp_path / "out.json").is_file()
     assert "problem" in result.stderr  # the progress bar
+
+
+@pytest.mark.parametrize(
+    ("rule", "extra", "described"),
+    [
+        ("fsd-tv", ["--threshold", "0.3"], "fsd"),
+        ("fly", ["--threshold", "0.3"], "fly"),
+        ("kl-mask", ["--threshold", "0.2"], "kl"),
+        ("judge", [], "judge(threshold=0.5)"),
+    ],
+)
+def test_eval_decodes_with_every_kind_of_rule_and_prints_intervals(
+    repo, tmp_path, arith_dir, rule, extra, described
+):
+    params = _eval_params(repo, tmp_path, arith_dir)
+    if rule == "judge":
+        extra = ["--head", str(_accept_everything_head(repo, tmp_path / "head"))]
+    out = tmp_path / "out.json"
+    result = _autojudge(
+        "eval", "--rule", rule, *extra, "--window", "8", "--limit", "4", "--samples", "200",
+        "--output", str(out), "--params", str(params), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert described in result.stdout and "(95% bootstrap intervals over problems)" in result.stdout
+    summary = json.loads(out.read_text())
+    for name in ("accuracy", "mat"):
+        figure = summary["intervals"][name]
+        assert figure["low"] <= figure["value"] <= figure["high"]
+    assert summary["intervals"]["mat"]["value"] == pytest.approx(summary["mat"])
+
+
+def test_eval_refuses_a_head_of_another_pair_and_a_rule_without_its_threshold(repo, tmp_path, arith_dir):
+    params = _eval_params(repo, tmp_path, arith_dir)
+    other = _accept_everything_head(repo, tmp_path / "head", tokenizer_of="models/toy/target")
+    result = _autojudge(
+        "eval", "--rule", "judge", "--head", str(other), "--params", str(params), cwd=tmp_path
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"--head {other}" in result.stderr and "another tokenizer" in result.stderr
+    result = _autojudge("eval", "--rule", "fsd-js", "--params", str(params), cwd=tmp_path)
+    assert result.returncode == 2 and "--rule fsd-js needs --threshold" in result.stderr
+    result = _autojudge("eval", "--rule", "fsd", "--params", str(params), cwd=tmp_path)
+    assert result.returncode == 2 and "unknown rule 'fsd'; known: target, draft, exact" in result.stderr
 
 
 def test_bad_input_is_one_clear_line_and_status_2(repo, tmp_path):

@@ -27,22 +27,48 @@ app.add_typer(vllm_app, name="vllm")
 ParamsOption = Annotated[Path, typer.Option("--params", help="Parameters file.")]
 
 
+EVAL_RULES = (
+    "target, draft, exact, topk, judge, fsd-js, fsd-kl, fsd-tv, kl-mask, target-entropy, draft-entropy, fly"
+)
+
+
 @app.command("eval")
 def evaluate_command(
     task_name: Annotated[str, typer.Option("--task", help="Task name.")] = "arith",
     split: Annotated[str, typer.Option(help="Split to evaluate.")] = "test",
     rule: Annotated[
-        str, typer.Option(help="Acceptance rule: exact or topk; 'target' or 'draft' for one model.")
-    ] = ("exact"),
+        str, typer.Option(help=f"Acceptance rule ({EVAL_RULES}); 'target' or 'draft' decode one model.")
+    ] = "exact",
     window: Annotated[int, typer.Option(help="Draft window W.")] = 8,
     k: Annotated[int, typer.Option(help="K of the top-K rule.")] = 4,
+    head: Annotated[
+        str | None, typer.Option(help="judge: a head file or an MLflow URI such as models:/name@production.")
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            help="judge: p(important) below which a mismatch is accepted (default: the head's); "
+            "a training-free rule's threshold (FLy: the entropy threshold)."
+        ),
+    ] = None,
+    confidence: Annotated[
+        float | None,
+        typer.Option(help="kl-mask: target top-1 p above which verification is exact (default: params)."),
+    ] = None,
+    fly_window_size: Annotated[
+        int | None, typer.Option(help="fly: deferred window (default: params).")
+    ] = None,
+    fly_entropy_top_k: Annotated[
+        int | None, typer.Option(help="fly: entropy top-k (default: params).")
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Evaluate only the first N problems.")] = None,
+    samples: Annotated[int, typer.Option(help="Bootstrap samples of the 95% intervals.")] = 2000,
     output: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
     params: ParamsOption = Path("params.yaml"),
 ) -> None:
-    """Decode a split with the reference engine and print accuracy and MAT."""
-    from autojudge.decoding.factory import build_rule, draft_only, speculative, target_only
-    from autojudge.evaluation import evaluate
+    """Decode a split with the reference engine; print accuracy and MAT with 95% bootstrap intervals."""
+    from autojudge.decoding.factory import draft_only, speculative, target_only
+    from autojudge.evaluation import evaluate, summary_intervals
     from autojudge.params import load_params
     from autojudge.runtime import pair_from
     from autojudge.tasks import get_task
@@ -58,18 +84,74 @@ def evaluate_command(
     elif rule == "draft":
         decoder, method = draft_only(pair, max_new), "draft greedy"
     else:
-        acceptance = build_rule(rule, k)
+        compare = settings.compare
+        acceptance = _acceptance_rule(
+            rule,
+            pair,
+            k,
+            head,
+            threshold,
+            compare.kl_mask_confidence if confidence is None else confidence,
+            compare.fly_window_size if fly_window_size is None else fly_window_size,
+            compare.fly_entropy_top_k if fly_entropy_top_k is None else fly_entropy_top_k,
+        )
         decoder, method = (
             speculative(pair, acceptance, window, max_new),
             f"sd {acceptance.describe()} W={window}",
         )
-    summary, _ = evaluate(task, examples, decoder, pair.tokenizer, method, settings.pair.chat_template)
+    summary, results = evaluate(task, examples, decoder, pair.tokenizer, method, settings.pair.chat_template)
+    intervals = summary_intervals(results, samples)
+    accuracy = intervals["accuracy"]
+    mat = intervals.get("mat")
+    mat_text = f"MAT {mat['value']:.3f} [{mat['low']:.3f}, {mat['high']:.3f}]" if mat else "MAT n/a"
     typer.echo(
-        f"{method}: accuracy {summary.accuracy:.4f} on {summary.examples} problems, "
-        f"MAT {summary.mat:.3f} tokens per target pass, {summary.seconds:.1f} s"
+        f"{method}: accuracy {accuracy['value']:.4f} [{accuracy['low']:.4f}, {accuracy['high']:.4f}] on "
+        f"{summary.examples} problems, {mat_text} tokens per target pass, {summary.seconds:.1f} s "
+        "(95% bootstrap intervals over problems)"
     )
     if output is not None:
-        write_json(output, summary.as_dict())
+        write_json(output, {**summary.as_dict(), "intervals": intervals})
+
+
+def _acceptance_rule(
+    rule: str,
+    pair,
+    k: int,
+    head: str | None,
+    threshold: float | None,
+    confidence: float,
+    fly_window_size: int,
+    fly_entropy_top_k: int,
+):
+    """The speculative decoding rule named on the command line; a head must fit the pair."""
+    from autojudge.decoding.factory import build_rule
+    from autojudge.decoding.rules import JudgeRule
+    from autojudge.decoding.training_free import TRAINING_FREE, training_free_rule
+    from autojudge.errors import InputError, ModelPairError
+    from autojudge.models.pair import tokenizer_hash
+    from autojudge.registry.versions import resolve_head
+
+    if rule == "judge":
+        if head is None:
+            raise InputError("--rule judge needs --head (a head file or models:/<name>@<alias>)")
+        judge = resolve_head(head)
+        try:
+            judge.check_models(
+                pair.name,
+                tokenizer_hash(pair.tokenizer),
+                pair.target.config.hidden_size,
+                pair.draft.config.hidden_size,
+            )
+        except ModelPairError as error:
+            raise ModelPairError(f"--head {head}: {error}") from None
+        return JudgeRule(judge, threshold)
+    if rule in TRAINING_FREE:
+        if threshold is None:
+            raise InputError(f"--rule {rule} needs --threshold")
+        return training_free_rule(rule, threshold, confidence, fly_window_size, fly_entropy_top_k)
+    if rule not in ("exact", "topk"):
+        raise InputError(f"unknown rule {rule!r}; known: {EVAL_RULES}")
+    return build_rule(rule, k)
 
 
 PresetOption = Annotated[str | None, typer.Option(help="A preset in presets/ merged over the params file.")]

@@ -10,6 +10,7 @@ from transformers import PreTrainedTokenizerBase
 
 from autojudge.decoding.generation import Generation
 from autojudge.models.prompts import encode_prompt
+from autojudge.stats import mean_of_first, paired_bootstrap, rate_of_first
 from autojudge.tasks.base import Example, Task
 
 
@@ -95,3 +96,14 @@ def evaluate(
         )
         progress.set_postfix(accuracy=f"{sum(r.correct for r in results) / len(results):.3f}", refresh=False)
     return summarize(method, results), results
+
+
+def summary_intervals(results: list[ExampleResult], samples: int = 2000, seed: int = 0) -> dict[str, dict]:
+    """95% bootstrap intervals over problems of one decoded split's accuracy and MAT (none for a
+    decoder that made no target pass, the draft alone)."""
+    correct = [float(r.correct) for r in results]
+    figures = {"accuracy": paired_bootstrap(correct, correct, mean_of_first, samples, seed)}
+    if sum(r.target_passes for r in results):
+        rates = [(r.tokens, r.target_passes) for r in results]
+        figures["mat"] = paired_bootstrap(rates, rates, rate_of_first, samples, seed)
+    return {name: {"value": point, "low": low, "high": high} for name, (point, low, high) in figures.items()}

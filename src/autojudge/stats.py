@@ -52,6 +52,11 @@ def rate_ratio(a: np.ndarray, b: np.ndarray) -> float:
     return float((a[:, 0].sum() / a[:, 1].sum()) / (b[:, 0].sum() / b[:, 1].sum()))
 
 
+def rate_of_first(a: np.ndarray, b: np.ndarray) -> float:
+    """sum a[:, 0] / sum a[:, 1], ignoring b: e.g. MAT, tokens over target passes, of one setting."""
+    return float(a[:, 0].sum() / a[:, 1].sum())
+
+
 def mean_difference(a: np.ndarray, b: np.ndarray) -> float:
     """mean(a) - mean(b): e.g. accuracy of a minus accuracy of b."""
     return float(a.mean() - b.mean())
