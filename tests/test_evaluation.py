@@ -22,4 +22,6 @@ def test_intervals_hold_the_point_figures_and_collapse_when_every_problem_is_ali
 
 
 def test_the_draft_alone_has_no_mat_interval():
-    assert set(summary_intervals([result(0, True, 9, 0), result(1, False, 9, 0)], samples=100)) == {"accuracy"}
+    assert set(summary_intervals([result(0, True, 9, 0), result(1, False, 9, 0)], samples=100)) == {
+        "accuracy"
+    }
