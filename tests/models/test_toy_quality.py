@@ -37,7 +37,7 @@ def test_mixed_pair_measures_every_domain(repo):
 
 
 @pytest.mark.slow
-def test_target_accuracy_reproduces_the_committed_figure(repo, toy_target_greedy):
+def test_target_accuracy_reproduces_the_committed_figure(repo, params, toy_target_greedy):
     """The session's own greedy decode of the test split gives the committed target accuracy."""
-    quality = json.loads((repo / "models" / "toy" / "quality.json").read_text())
+    quality = json.loads((repo / params.pair.target).parent.joinpath("quality.json").read_text())
     assert toy_target_greedy.accuracy == quality["sources"]["arith"]["target_accuracy"]

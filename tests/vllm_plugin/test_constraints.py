@@ -56,16 +56,22 @@ def decoded(judge_llm, toy_pair, arith_task):
 def _bannable_lossy_tokens(tokenizer, exact, lossy) -> list[int]:
     """Tokens that accept-everything decoding emits and exact does not, which vLLM's ``bad_words`` can ban.
 
-    vLLM bans the token sequence a bad word encodes to (and its leading-space variant only when
-    that has as many tokens), so a token qualifies when its own text encodes to itself.
+    vLLM bans the token sequence a bad word encodes to, and its leading-space variant when that has as
+    many tokens; so a token qualifies when its text without leading spaces encodes to one token and the
+    token is that one or its leading-space variant.
     """
     seen = {t for response in exact for t in response}
     candidates = {t for response in lossy for t in response} - seen
-    bannable = [
-        t
-        for t in candidates
-        if tokenizer.encode(tokenizer.decode([t]).lstrip(), add_special_tokens=False) == [t]
-    ]
+
+    def encode(text: str) -> list[int]:
+        return tokenizer.encode(text, add_special_tokens=False)
+
+    def qualifies(token: int) -> bool:
+        word = tokenizer.decode([token]).lstrip()
+        plain, spaced = encode(word), encode(" " + word)
+        return len(plain) == 1 and token in (plain[0], spaced[0] if len(spaced) == 1 else None)
+
+    bannable = [t for t in candidates if qualifies(t)]
     assert bannable, "accept-everything decoding emitted no bannable new token"
     return sorted(bannable)
 

@@ -25,7 +25,7 @@ AGREEMENT_PROBLEMS = 100  # problems of the test split compared with the referen
 # kernels move hidden states by ~1e-6, which flips the decision of a mismatch whose p lies that
 # close to the threshold. Either changes a response only from a judge-accepted mismatch on, so
 # the figures differ by a few problems and a few percent (measured: 1 problem in 100).
-ACCURACY_TOLERANCE = 0.04
+ACCURACY_TOLERANCE = 0.04 + 1e-9  # 4 points: 2 of 50 problems (plus float rounding of 2/50)
 MAT_TOLERANCE = 0.05
 FLY_PROBLEMS = 50
 # FLy's window condition depends on a mismatch's position in its verification cycle, and vLLM's cycles
