@@ -39,24 +39,6 @@ def test_project_params_are_valid(params):
             "train: {protocol: out_of_fold, threshold_policy: accuracy}\nmining: {split: test}\n",
             r"out_of_fold chooses thresholds by threshold_policy: recall",
         ),
-    ],
-)
-def test_bad_params_name_file_and_key(tmp_path, text, message):
-    path = tmp_path / "params.yaml"
-    path.write_text(text)
-    with pytest.raises(InputError, match=message) as error:
-        load_params(path)
-    assert "params.yaml" in str(error.value)
-
-
-def test_missing_params_file(tmp_path):
-    with pytest.raises(InputError, match="parameters file not found"):
-        load_params(tmp_path / "nope.yaml")
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
         ("tasks: {pyfunc: {}}\n", r"task\.name 'arith' must be one of tasks \['pyfunc'\]"),
         (
             "tasks: {arith: {task: {name: gsm8k}}}\n",
@@ -71,11 +53,17 @@ def test_missing_params_file(tmp_path):
         ),
     ],
 )
-def test_bad_pipeline_tasks_are_refused(tmp_path, text, message):
+def test_bad_params_name_file_and_key(tmp_path, text, message):
     path = tmp_path / "params.yaml"
     path.write_text(text)
-    with pytest.raises(InputError, match=message):
+    with pytest.raises(InputError, match=message) as error:
         load_params(path)
+    assert "params.yaml" in str(error.value)
+
+
+def test_missing_params_file(tmp_path):
+    with pytest.raises(InputError, match="parameters file not found"):
+        load_params(tmp_path / "nope.yaml")
 
 
 def test_a_task_stage_sees_its_overrides_and_its_data_directory(tmp_path):
