@@ -1,43 +1,22 @@
-"""DVC stage compare: every acceptance rule and judge head, accuracy vs MAT on each split of compare.splits."""
+"""DVC stage compare: every acceptance rule and judge head under one protocol (points chosen on validation,
+decoded on each split of compare.splits), with intervals and a verdict."""
 
 from pathlib import Path
 
-from autojudge.comparison import budget_key, comparison_settings, decision, markdown, split_table
-from autojudge.heads.artifact import load_head
-from autojudge.heads.out_of_fold import fold_heads_for
+from autojudge.comparison import compare_methods, markdown
 from autojudge.io import write_json, write_text
 from autojudge.report import plot_accuracy_vs_mat
 from autojudge.stage import run_stage, stage_arguments
-from autojudge.sweep import run_settings, summary_row
 
 
 def compare(params, args) -> None:
-    settings = params.compare
-    heads = {"judge": load_head(args.head)}
-    more_heads = {}
-    if args.selfjudge_head.is_file():  # absent when selfjudge.enabled is false
-        heads["selfjudge"] = load_head(args.selfjudge_head)
-        more_heads["selfjudge"] = args.selfjudge_head
-    sweep = comparison_settings(settings.window, heads, settings.recalls, settings.topk, settings.thresholds)
-    budgets = [budget_key(b) for b in settings.budgets]
-    result = {
-        "limit": settings.limit,
-        "window": settings.window,
-        "budgets": budgets,
-        "splits": {},
-        "decisions": {},
-    }
-    for split in settings.splits:
-        folds = fold_heads_for(params, args.head.parent, split)
-        outcomes = run_settings(
-            params, sweep, split, settings.limit, args.head, settings.workers, more_heads, folds
-        )
-        rows = [summary_row(setting, summary) for setting, summary, _ in outcomes]
-        table = split_table(rows, settings.budgets)
-        result["splits"][split] = {**table, "examples": rows[0]["examples"], "settings": rows}
-        result["decisions"][split] = decision(table["table"], budgets[0], table["target_accuracy"])
-        title = f"{params.task.name} / {params.pair.name}: {split} split, W={settings.window}"
-        plot_accuracy_vs_mat(args.plots / "compare" / f"{split}.png", rows, title)
+    selfjudge = (
+        args.selfjudge_head if args.selfjudge_head.is_file() else None
+    )  # absent: selfjudge.enabled false
+    result, rows = compare_methods(params, args.head, selfjudge)
+    for split, split_rows in rows.items():
+        title = f"{params.task.name} / {params.pair.name}: {split} split, W={params.compare.window}"
+        plot_accuracy_vs_mat(args.plots / "compare" / f"{split}.png", split_rows, title)
     write_json(args.metrics, result)
     write_text(args.plots / "compare.md", markdown(result) + "\n")
     print(markdown(result))

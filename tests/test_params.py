@@ -34,6 +34,10 @@ def test_project_params_are_valid(params):
             "compare: {window: 4, fly_window_size: 6, thresholds: {fly: [0.3]}}\n",
             r"compare\.fly_window_size 6 must be smaller than compare\.window 4",
         ),
+        (
+            "compare: {recalls: [0.9], thresholds: {fsd-js: [0.1, 0.2]}}\n",
+            r"every method needs a candidate grid of the same size, got recalls 1, topk 2, thresholds\.fsd-js 2",
+        ),
         ("train: {protocol: out_of_fold}\n", r"mining\.split 'train' must equal evaluate\.split 'test'"),
         (
             "train: {protocol: out_of_fold, threshold_policy: accuracy}\nmining: {split: test}\n",

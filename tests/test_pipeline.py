@@ -60,7 +60,9 @@ def test_full_run_registers_a_head_per_task_with_its_card(deployed_pipeline):
     comparison = json.loads((workdir / "metrics" / "compare.json").read_text())
     assert set(comparison["splits"]) == {"test", "shifted"}
     assert {"judge", "selfjudge", "fsd-js", "fly", "exact"} <= set(comparison["splits"]["shifted"]["table"])
-    assert comparison["decisions"]["shifted"]["outside_competence"]  # the toy target solves none of it
+    assert comparison["decisions"]["shifted"]["1"]["outside_competence"]  # the toy target solves none of it
+    assert comparison["protocol"]["validation_examples"] == PIPELINE_PARAMS["compare.validation_limit"]
+    assert (workdir / "plots" / "compare" / "validation.png").stat().st_size > 10_000
     assert (workdir / "plots" / "compare" / "shifted.png").stat().st_size > 10_000
     bench = json.loads((workdir / "metrics" / "bench.json").read_text())
     assert all(bench["sd_exact_equals_target"].values()) and "judge_overhead_percent" in bench["headline"]

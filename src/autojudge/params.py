@@ -168,27 +168,38 @@ class SelfJudgeParams(Section):
 
 
 class CompareParams(Section):
-    """The comparison of every acceptance rule and head: threshold sweeps on each split of ``splits``."""
+    """The comparison of every acceptance rule and head: each method's grid decoded on ``validation_split``,
+    the point chosen there per budget decoded on each split of ``splits``."""
 
     splits: list[str] = ["test", "shifted"]
-    limit: PositiveInt | None = None  # first N problems of each split (null: all)
+    limit: PositiveInt | None = None  # first N problems of each split of ``splits`` (null: all)
+    validation_split: str = "validation"  # where every method's operating point is chosen
+    validation_limit: PositiveInt | None = None  # first N problems of it (null: all)
     window: PositiveInt = 16
-    recalls: list[float] = [0.99, 0.9, 0.7]  # head thresholds swept (validation recall)
+    # candidate grids, the same size for every method
+    recalls: list[float] = [0.99, 0.7]  # head thresholds (validation recall)
     topk: list[PositiveInt] = [2, 4]
-    thresholds: dict[str, list[float]] = {}  # training-free rule -> thresholds swept
+    thresholds: dict[str, list[float]] = {}  # training-free rule -> thresholds
     kl_mask_confidence: float = Field(default=0.9, gt=0, le=1)  # target top-1 p above: exact verification
     # FLy (thresholds["fly"]: entropy thresholds): vLLM upstream's keys and defaults
     fly_window_size: int = Field(default=6, ge=0)  # native decisions after a deferred one; < window
     fly_entropy_top_k: PositiveInt = 3
     budgets: list[float] = [0.01, 0.02]  # accuracy drops vs target greedy in the table
+    bootstrap_samples: int = Field(default=2000, ge=100)  # paired bootstrap over problems: 95% intervals
+    seed: int = 0
     workers: PositiveInt = 2
 
     @model_validator(mode="after")
-    def _check_fly(self) -> CompareParams:
+    def _check(self) -> CompareParams:
         if "fly" in self.thresholds and self.fly_window_size >= self.window:
             raise ValueError(
                 f"compare.fly_window_size {self.fly_window_size} must be smaller than compare.window {self.window}"
             )
+        sizes = {"recalls": len(self.recalls), "topk": len(self.topk)}
+        sizes |= {f"thresholds.{rule}": len(values) for rule, values in self.thresholds.items()}
+        if len(set(sizes.values())) != 1 or not self.recalls:
+            listed = ", ".join(f"{name} {size}" for name, size in sizes.items())
+            raise ValueError(f"compare: every method needs a candidate grid of the same size, got {listed}")
         return self
 
 

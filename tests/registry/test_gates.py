@@ -1,42 +1,48 @@
-"""Promotion gates against training-free rules: the head must beat the best rule at the accuracy budget."""
+"""Promotion gates: the headline figures, and the comparison's verdict at the promotion budget (the head
+must be within it on test and significantly faster than the best training-free rule)."""
 
 from autojudge.registry.versions import check_gates
 
+HEADLINE = {"evaluation": {"headline": {"accuracy_drop_vs_exact_sd": 0.0, "mat_gain_vs_exact_sd": 1.5}}}
+RULE = {"method": "fsd-js", "setting": "fsd-js t=0.05 W=16"}
 
-def card(judge_mat: float, judge_accuracy: float = 1.0, rule_mat: float = 10.0) -> dict:
-    rows = [
-        {"method": "target", "accuracy": 1.0, "mat": 1.0, "setting": "target alone"},
-        {"method": "exact", "accuracy": 1.0, "mat": 7.0, "setting": "exact SD W=16"},
-        {"method": "judge", "accuracy": judge_accuracy, "mat": judge_mat, "setting": "judge t=0.5 W=16"},
-        {"method": "fsd-js", "accuracy": 1.0, "mat": rule_mat, "setting": "fsd-js t=0.05 W=16"},
-        {"method": "fsd-js", "accuracy": 0.9, "mat": 20.0, "setting": "fsd-js t=0.3 W=16"},
-    ]
-    return {
-        "evaluation": {"headline": {"accuracy_drop_vs_exact_sd": 0.0, "mat_gain_vs_exact_sd": 1.5}},
-        "comparison": {"splits": {"test": {"target_accuracy": 1.0, "settings": rows}}},
+
+def card(ratio: tuple[float, float, float] | None, head_within: bool = True, **verdict) -> dict:
+    """A card whose comparison verdict at 1 point has the head's MAT ratio over FSD (JS) ``ratio``."""
+    against = None if ratio is None else dict(zip(("value", "low", "high"), ratio, strict=True))
+    at_one_point = {
+        "best_rule": RULE,
+        "head_within_budget": head_within,
+        "head_vs_best_rule": against and {"rule": "fsd-js", "setting": RULE["setting"], **against},
+        **verdict,
     }
+    return {**HEADLINE, "comparison": {"splits": {"test": {}}, "decisions": {"test": {"1": at_one_point}}}}
 
 
-def test_a_head_faster_than_every_rule_passes():
-    result = check_gates(card(judge_mat=12.0), max_accuracy_drop=0.01, min_mat_gain=1.2)
+def test_a_head_significantly_faster_than_every_rule_passes():
+    result = check_gates(card((1.3, 1.1, 1.5)), max_accuracy_drop=0.01, min_mat_gain=1.2)
     assert result.passed and result.use_instead is None
 
 
-def test_a_rule_at_least_as_fast_within_the_budget_blocks_promotion_and_is_named():
-    result = check_gates(card(judge_mat=9.0), max_accuracy_drop=0.01, min_mat_gain=1.2)
-    assert not result.passed
-    assert result.use_instead.startswith("FSD (JS) (fsd-js t=0.05 W=16) reaches MAT 10.00")
-    assert any("training-free rule" in reason for reason in result.reasons)
+def test_a_head_not_significantly_faster_is_refused_and_the_rule_is_named():
+    result = check_gates(card((1.1, 0.95, 1.3)), max_accuracy_drop=0.01, min_mat_gain=1.2)
+    assert not result.passed and result.use_instead == "FSD (JS) (fsd-js t=0.05 W=16)"
+    assert "1.10x [0.95, 1.30]: not significantly above 1" in result.reasons[0]
 
 
-def test_a_head_outside_the_budget_loses_to_the_rule():
-    result = check_gates(card(judge_mat=30.0, judge_accuracy=0.95), max_accuracy_drop=0.01, min_mat_gain=1.2)
-    assert not result.passed and "no threshold within the budget" in result.use_instead
-    # a wider budget admits the head, and it beats the fast but inaccurate rule setting
-    wider = check_gates(card(judge_mat=30.0, judge_accuracy=0.95), max_accuracy_drop=0.05, min_mat_gain=1.2)
-    assert wider.passed
+def test_a_head_outside_the_budget_on_test_is_refused():
+    result = check_gates(card(None, head_within=False), max_accuracy_drop=0.01, min_mat_gain=1.2)
+    assert not result.passed and result.use_instead == "FSD (JS) (fsd-js t=0.05 W=16)"
+    assert "not within 1 point(s) of target greedy on the test split" in result.reasons[0]
 
 
-def test_cards_without_a_comparison_keep_the_old_gates():
-    plain = {"evaluation": card(1.0)["evaluation"]}
-    assert check_gates(plain, 0.01, 1.2).passed
+def test_a_budget_the_comparison_lacks_or_a_split_outside_competence_is_refused():
+    missing = check_gates(card((1.3, 1.1, 1.5)), max_accuracy_drop=0.02, min_mat_gain=1.2)
+    assert not missing.passed and "no budget of 2 point(s) (compare.budgets: 1)" in missing.reasons[0]
+    outside = check_gates(card(None, outside_competence=True), max_accuracy_drop=0.01, min_mat_gain=1.2)
+    assert not outside.passed and "outside the target's competence" in outside.reasons[0]
+
+
+def test_cards_without_a_comparison_keep_the_headline_gates():
+    assert check_gates(HEADLINE, 0.01, 1.2).passed
+    assert not check_gates(HEADLINE, 0.01, 1.6).passed  # MAT gain 1.5 < 1.6

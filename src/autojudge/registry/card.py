@@ -159,22 +159,8 @@ def _threshold_sentence(head: dict) -> str:
 
 
 def _comparison_section(comparison: dict, gate_result: dict | None) -> list[str]:
-    """Which judge to use: best MAT per method within each accuracy budget, per split."""
-    limit = comparison.get("limit")
-    scope = f"the first {limit} problems of each split" if limit else "every problem of each split"
-    shifted = (
-        "; shifted = the heads trained on the standard split applied to the shifted one"
-        if "shifted" in comparison["splits"]
-        else ""
-    )
-    lines = [
-        "## Which judge to use",
-        "",
-        f"Best MAT within an accuracy drop vs target greedy (points) on {scope} "
-        f"(W={comparison['window']}; '-': no threshold swept stays within the budget{shifted}).",
-        "",
-        compare.markdown(comparison),
-    ]
+    """Which judge to use: every method's point chosen on validation, its test figures and the verdicts."""
+    lines = ["## Which judge to use", "", compare.markdown(comparison)]
     if gate_result and gate_result.get("use_instead"):
         lines += ["", f"**Use instead of this head:** {gate_result['use_instead']}."]
     return lines

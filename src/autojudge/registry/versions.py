@@ -67,35 +67,45 @@ def resolve_head(location: str | Path) -> JudgeHead:
 class GateResult:
     passed: bool
     reasons: list[str]
-    use_instead: str | None = None  # the training-free rule to use when it beats the head
+    use_instead: str | None = None  # the method to use when the head does not significantly beat it
 
 
-def training_free_gate(card: dict, max_accuracy_drop: float) -> str | None:
-    """Why the head loses to a training-free rule at the accuracy budget (None: it wins or no comparison)."""
+def comparison_gate(card: dict, max_accuracy_drop: float) -> tuple[str | None, str | None]:
+    """(why the head fails the comparison gate, the method to use instead); (None, None) when the head is
+    within the budget on the comparison's first test split and its MAT is significantly above the best
+    training-free rule's there (the interval of the ratio excludes 1), or when the card has no comparison."""
     comparison = card.get("comparison")
     if not comparison:
-        return None
-    from autojudge.comparison import LABELS, best_within, head_versus_rules
+        return None, None
+    from autojudge.comparison import LABELS, budget_key
 
     split = next(iter(comparison["splits"]))
-    rows = comparison["splits"][split]["settings"]
-    target_accuracy = comparison["splits"][split]["target_accuracy"]
-    table = {
-        method: {"budget": best_within(rows, method, target_accuracy, max_accuracy_drop)}
-        for method in {row["method"] for row in rows}
-    }
-    head, rule, best_rule = head_versus_rules(table, "budget")
-    if best_rule is None or (head is not None and head["mat"] > best_rule["mat"]):
-        return None
-    head_mat = f"MAT {head['mat']:.2f}" if head else "no threshold within the budget"
+    budget = budget_key(max_accuracy_drop)
+    verdicts = comparison["decisions"][split]
+    if budget not in verdicts:
+        return (
+            f"the comparison has no budget of {budget} point(s) (compare.budgets: {', '.join(verdicts)})",
+            None,
+        )
+    verdict = verdicts[budget]
+    if verdict.get("outside_competence"):
+        return f"the {split} split is outside the target's competence: the comparison ranks nothing", None
+    rule = verdict.get("best_rule")
+    use = f"{LABELS[rule['method']]} ({rule['setting']})" if rule else "exact SD"
+    if not verdict.get("head_within_budget"):
+        return f"the head is not within {budget} point(s) of target greedy on the {split} split", use
+    against = verdict.get("head_vs_best_rule")
+    if against is None or against["low"] > 1.0:
+        return None, None
     return (
-        f"{LABELS[rule]} ({best_rule['setting']}) reaches MAT {best_rule['mat']:.2f} on the {split} split "
-        f"within {100 * max_accuracy_drop:.1f} accuracy points of the target; the head: {head_mat}"
+        f"its MAT over {use} on the {split} split is {against['value']:.2f}x "
+        f"[{against['low']:.2f}, {against['high']:.2f}]: not significantly above 1",
+        use,
     )
 
 
 def check_gates(card: dict, max_accuracy_drop: float, min_mat_gain: float) -> GateResult:
-    """Promotion gates on a card's headline figures: accuracy drop vs exact SD and MAT gain."""
+    """Promotion gates: the card's headline accuracy drop vs exact SD and MAT gain, and the comparison."""
     figures = card["evaluation"]["headline"]
     reasons = []
     drop = figures["accuracy_drop_vs_exact_sd"]
@@ -106,9 +116,9 @@ def check_gates(card: dict, max_accuracy_drop: float, min_mat_gain: float) -> Ga
     gain = figures["mat_gain_vs_exact_sd"]
     if gain < min_mat_gain:
         reasons.append(f"MAT gain over exact SD is {gain:.2f}x < floor {min_mat_gain:.2f}x")
-    use_instead = training_free_gate(card, max_accuracy_drop)
-    if use_instead:
-        reasons.append(f"a training-free rule does at least as well: {use_instead}")
+    why, use_instead = comparison_gate(card, max_accuracy_drop)
+    if why:
+        reasons.append(f"comparison: {why}" + (f"; use {use_instead} instead" if use_instead else ""))
     return GateResult(passed=not reasons, reasons=reasons, use_instead=use_instead)
 
 
