@@ -5,7 +5,8 @@ loopback) with a process worker; ``prefect deployment run`` starts the whole DVC
 stopped with SIGTERM (as a drained node or ``docker stop`` does) while mining (one shard per task, both
 tasks at once) has finished some problems and not others, and a second worker finishes the run. The
 session fixture ``deployed_pipeline`` (conftest.py) runs this once; tests/flows/test_deployment.py checks the restart and the registration,
-tests/test_pipeline.py checks the pipeline's outputs in the same copy, then a no-op and a partial rerun.
+tests/bench/test_vllm_bench.py its vLLM benchmark, tests/test_pipeline.py the pipeline's outputs in the same copy, then a no-op
+and a partial rerun.
 Every process started here is stopped here, also on failure.
 """
 
