@@ -15,11 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from autojudge.comparison import MIN_COMPETENCE
+from autojudge.comparison import MIN_COMPETENCE, accuracy_drop, mat_ratio
 from autojudge.errors import InputError
 from autojudge.heads.artifact import load_head
 from autojudge.params import Params
-from autojudge.stats import mean_difference, paired_bootstrap, rate_ratio
 from autojudge.sweep import ProblemFigures, Setting, run_settings
 
 
@@ -45,11 +44,6 @@ def head_method(task: str) -> str:
     return f"{task} head"
 
 
-def interval(point_low_high: tuple[float, float, float]) -> dict:
-    point, low, high = point_low_high
-    return {"value": point, "low": low, "high": high}
-
-
 def domain_row(
     domain: Domain,
     head_task: str,
@@ -63,16 +57,6 @@ def domain_row(
     """One head on one domain against target greedy and exact SD on the same problems, with intervals;
     ``own``: the domain is the head task's evaluation split."""
     target_accuracy = sum(p.correct for p in target) / len(target)
-    drop = paired_bootstrap(
-        [p.correct for p in target], [p.correct for p in judged], mean_difference, samples, seed
-    )
-    gain = paired_bootstrap(
-        [(p.tokens, p.target_passes) for p in judged],
-        [(p.tokens, p.target_passes) for p in exact],
-        rate_ratio,
-        samples,
-        seed,
-    )
     return {
         "domain": domain.name,
         "head": head_task,
@@ -83,8 +67,8 @@ def domain_row(
         "exact_mat": sum(p.tokens for p in exact) / sum(p.target_passes for p in exact),
         "judge_accuracy": sum(p.correct for p in judged) / len(judged),
         "judge_mat": sum(p.tokens for p in judged) / sum(p.target_passes for p in judged),
-        "accuracy_drop": interval(drop),
-        "mat_gain_vs_exact_sd": interval(gain),
+        "accuracy_drop": accuracy_drop(target, judged, samples, seed),
+        "mat_gain_vs_exact_sd": mat_ratio(judged, exact, samples, seed),
     }
 
 
