@@ -28,7 +28,6 @@ def evaluate(params, args) -> None:
         split,
         params.evaluate.limit,
         args.head,
-        params.evaluate.workers,
         fold_heads=fold_heads_for(params, args.head.parent, split),
     )
     rows = [summary_row(setting, summary) for setting, summary, _ in results]

@@ -161,7 +161,7 @@ def test_test_answers_cannot_change_a_chosen_point(params, tmp_path, monkeypatch
     head_path = _head().save(tmp_path / "head.safetensors")
     flipped = {"value": False}
 
-    def fake_run_settings(params, settings, split, limit, head, workers, more_heads, folds):
+    def fake_run_settings(params, settings, split, limit, head, more_heads, folds):
         outcomes = []
         for setting in settings:
             mat = 1.0 + setting.threshold + setting.k + (setting.method == "exact")

@@ -320,7 +320,7 @@ def compare_methods(
 
     def decode(candidates: list[Setting], split: str, limit: int | None):
         folds = fold_heads_for(params, head.parent, split)
-        return run_settings(params, candidates, split, limit, head, settings.workers, more_heads, folds)
+        return run_settings(params, candidates, split, limit, head, more_heads, folds)
 
     candidates = candidate_settings(
         settings.window, heads, settings.recalls, settings.topk, settings.thresholds

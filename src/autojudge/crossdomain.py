@@ -90,7 +90,6 @@ def cross_domain(params: Params, heads: dict[str, Path]) -> dict:
             domain.split,
             settings.limit,
             None,
-            settings.workers,
             {head_method(task): path for task, path in heads.items()},
         )
         target, exact, *judged = (figures for _, _, figures in outcomes)

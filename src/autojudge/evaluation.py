@@ -65,6 +65,38 @@ def summarize(method: str, results: list[ExampleResult]) -> EvalSummary:
     )
 
 
+def example_result(
+    task: Task, example: Example, generation: Generation, tokenizer: PreTrainedTokenizerBase
+) -> ExampleResult:
+    """Score one decoded example with the task."""
+    response = tokenizer.decode(generation.tokens, skip_special_tokens=True)
+    answer = task.extract_answer_for(response, example)
+    stats = generation.stats
+    return ExampleResult(
+        id=example.id,
+        correct=task.equivalent(answer, example.answer),
+        answer=answer,
+        tokens=stats.tokens,
+        target_passes=stats.target_passes,
+        draft_passes=stats.draft_passes,
+        accepted_mismatches=stats.accepted_mismatches,
+        seconds=stats.seconds,
+        response_ids=generation.tokens,
+    )
+
+
+def score(
+    task: Task,
+    examples: list[Example],
+    generations: list[Generation],
+    tokenizer: PreTrainedTokenizerBase,
+    method: str,
+) -> tuple[EvalSummary, list[ExampleResult]]:
+    """Score generations already decoded (one per example, in order)."""
+    results = [example_result(task, e, g, tokenizer) for e, g in zip(examples, generations, strict=True)]
+    return summarize(method, results), results
+
+
 def evaluate(
     task: Task,
     examples: list[Example],
@@ -73,27 +105,12 @@ def evaluate(
     method: str,
     chat_template: bool = False,
 ) -> tuple[EvalSummary, list[ExampleResult]]:
-    """Decode every example and score it with the task."""
+    """Decode every example, one at a time, and score it with the task."""
     results = []
     progress = tqdm(examples, desc=method, unit="problem", mininterval=2)
     for example in progress:
         generation = decoder.generate(encode_prompt(tokenizer, task.build_prompt(example), chat_template))
-        response = tokenizer.decode(generation.tokens, skip_special_tokens=True)
-        answer = task.extract_answer_for(response, example)
-        stats = generation.stats
-        results.append(
-            ExampleResult(
-                id=example.id,
-                correct=task.equivalent(answer, example.answer),
-                answer=answer,
-                tokens=stats.tokens,
-                target_passes=stats.target_passes,
-                draft_passes=stats.draft_passes,
-                accepted_mismatches=stats.accepted_mismatches,
-                seconds=stats.seconds,
-                response_ids=generation.tokens,
-            )
-        )
+        results.append(example_result(task, example, generation, tokenizer))
         progress.set_postfix(accuracy=f"{sum(r.correct for r in results) / len(results):.3f}", refresh=False)
     return summarize(method, results), results
 

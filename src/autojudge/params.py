@@ -40,6 +40,7 @@ class PairParams(Section):
 class DecodingParams(Section):
     max_new_tokens: PositiveInt = 192
     window: PositiveInt = 8
+    batch_size: PositiveInt = 128  # rows the reference engine decodes at once (sweeps of many settings)
 
 
 class ToyModelParams(Section):
@@ -140,7 +141,6 @@ class EvaluateParams(Section):
     window: PositiveInt = 8
     topk: list[PositiveInt] = [2, 4, 8]
     recalls: list[float] = [0.99, 0.95, 0.9, 0.8, 0.7]  # judge thresholds swept, set on validation recall
-    workers: PositiveInt = 2  # processes decoding settings in parallel
 
 
 class RegistryParams(Section):
@@ -187,7 +187,6 @@ class CompareParams(Section):
     budgets: list[float] = [0.01, 0.02]  # accuracy drops vs target greedy in the table
     bootstrap_samples: int = Field(default=2000, ge=100)  # paired bootstrap over problems: 95% intervals
     seed: int = 0
-    workers: PositiveInt = 2
 
     @model_validator(mode="after")
     def _check(self) -> CompareParams:
@@ -211,7 +210,6 @@ class CrossDomainParams(Section):
     window: PositiveInt = 16
     bootstrap_samples: int = Field(default=2000, ge=100)  # paired bootstrap over problems: 95% intervals
     seed: int = 0
-    workers: PositiveInt = 2
 
     @model_validator(mode="after")
     def _check(self) -> CrossDomainParams:

@@ -1,27 +1,29 @@
-"""Evaluating many decoding settings on one split, in parallel worker processes.
+"""Evaluating many decoding settings on one split: every setting's problems decoded in shared batches.
 
-A setting is plain data (method, rule, threshold), so it travels to a worker process that
-loads the pair, the task and the head once and decodes the whole split with it.
+A setting is plain data (method, rule, threshold). Each (setting, problem) becomes one request of the
+batched reference engine with the setting's acceptance rule, so a sweep of many settings costs a few
+batched passes per cycle rather than one sequence at a time.
 """
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
-from multiprocessing import get_context
 from pathlib import Path
 
-import torch
-
-from autojudge.decoding.factory import draft_only, speculative, target_only
+from autojudge.decoding.batched import BatchedDecoder, Request
+from autojudge.decoding.generation import Generation
 from autojudge.decoding.rules import AcceptanceRule, ExactMatch, JudgeRule, TopK
 from autojudge.decoding.training_free import TRAINING_FREE, training_free_rule
-from autojudge.evaluation import EvalSummary, ExampleResult, evaluate, summarize
-from autojudge.heads.artifact import load_head
+from autojudge.evaluation import EvalSummary, ExampleResult, score
+from autojudge.heads.artifact import JudgeHead, load_head
 from autojudge.heads.out_of_fold import FoldHeads, threshold_at
+from autojudge.models.pair import ModelPair
+from autojudge.models.prompts import encode_prompt
 from autojudge.params import Params
 from autojudge.runtime import pair_from, task_from
+from autojudge.tasks.base import Example
+
+ALONE = ("target", "draft")  # one model, greedy
 
 
 @dataclass(frozen=True)
@@ -60,36 +62,13 @@ def problem_figures(results: list[ExampleResult]) -> list[ProblemFigures]:
     return [ProblemFigures(r.id, r.correct, r.tokens, r.target_passes) for r in results]
 
 
-_WORKER: dict = {}
-
-
-def _load_worker(
-    params: Params,
-    head_path: Path | None,
-    split: str,
-    limit: int | None,
-    threads: int,
-    more_heads: dict[str, Path] | None = None,
-    fold_heads: FoldHeads | None = None,
-) -> None:
-    torch.set_num_threads(threads)
-    _WORKER["params"] = params
-    _WORKER["pair"] = pair_from(params)
-    _WORKER["task"] = task_from(params)
-    _WORKER["examples"] = _WORKER["task"].load_split(split, limit)
-    _WORKER["heads"] = {method: load_head(path) for method, path in (more_heads or {}).items()}
-    if head_path is not None:
-        _WORKER["heads"]["judge"] = load_head(head_path)
-    _WORKER["folds"] = fold_heads and (fold_heads, [load_head(path) for path in fold_heads.paths])
-
-
-def _rule(setting: Setting) -> AcceptanceRule:
+def _rule(setting: Setting, params: Params, heads: dict[str, JudgeHead]) -> AcceptanceRule:
     if setting.method == "exact":
         return ExactMatch()
     if setting.method == "topk":
         return TopK(setting.k)
     if setting.method in TRAINING_FREE:
-        compare = _WORKER["params"].compare
+        compare = params.compare
         return training_free_rule(
             setting.method,
             setting.threshold,
@@ -97,45 +76,55 @@ def _rule(setting: Setting) -> AcceptanceRule:
             compare.fly_window_size,
             compare.fly_entropy_top_k,
         )
-    return JudgeRule(_WORKER["heads"][setting.method], setting.threshold)
+    return JudgeRule(heads[setting.method], setting.threshold)
 
 
-def _run_out_of_fold(setting: Setting) -> tuple[EvalSummary, list]:
-    """The judge setting with each problem decoded by the head trained without its fold."""
-    params, pair, task = _WORKER["params"], _WORKER["pair"], _WORKER["task"]
-    folds, heads = _WORKER["folds"]
-    examples = _WORKER["examples"]
-    results = {}
-    for fold, head in enumerate(heads):
-        members = [e for e in examples if folds.fold(e.id) == fold]
-        if not members:
-            continue
-        rule = JudgeRule(head, threshold_at(head, setting.recall))
-        decoder = speculative(pair, rule, setting.window, params.decoding.max_new_tokens)
-        _, fold_results = evaluate(
-            task, members, decoder, pair.tokenizer, setting.name, params.pair.chat_template
+def _rules(
+    setting: Setting,
+    examples: list[Example],
+    params: Params,
+    heads: dict[str, JudgeHead],
+    folds: tuple[FoldHeads, list[JudgeHead]] | None,
+) -> list[AcceptanceRule | None]:
+    """The rule of each example (None: a model alone); with fold heads, method "judge" uses the head
+    trained without the example's fold."""
+    if setting.method in ALONE:
+        return [None] * len(examples)
+    if setting.method != "judge" or folds is None:
+        return [_rule(setting, params, heads)] * len(examples)
+    fold_heads, loaded = folds
+    rules = [JudgeRule(head, threshold_at(head, setting.recall)) for head in loaded]
+    return [rules[fold_heads.fold(e.id)] for e in examples]
+
+
+def _decode(
+    params: Params, pair: ModelPair, settings: list[Setting], requests: list[Request]
+) -> list[Generation]:
+    """Decode the requests of every setting (``len(requests) // len(settings)`` each, in order); what
+    shares a batch: the target alone, the draft alone, speculative decoding with one window."""
+    per_setting = len(requests) // len(settings)
+    groups: dict[tuple[str, int], list[int]] = {}
+    for index, setting in enumerate(settings):
+        key = (setting.method, 0) if setting.method in ALONE else ("speculative", setting.window)
+        groups.setdefault(key, []).extend(range(index * per_setting, (index + 1) * per_setting))
+    generations: list[Generation] = [Generation([])] * len(requests)
+    for (kind, window), members in groups.items():
+        decoder = BatchedDecoder(
+            pair.draft if kind == "draft" else pair.target,
+            pair.draft if kind == "speculative" else None,
+            pair.vocab_size,
+            pair.eos_token_ids,
+            max(window, 1),
+            params.decoding.max_new_tokens,
+            params.decoding.batch_size,
+            role="draft" if kind == "draft" else "target",
         )
-        results.update({r.id: r for r in fold_results})
-    ordered = [results[e.id] for e in examples]
-    return summarize(setting.name, ordered), ordered
-
-
-def _run(setting: Setting) -> tuple[Setting, EvalSummary, list[ProblemFigures]]:
-    params, pair = _WORKER["params"], _WORKER["pair"]
-    max_new = params.decoding.max_new_tokens
-    if setting.method == "judge" and _WORKER["folds"]:
-        summary, results = _run_out_of_fold(setting)
-        return setting, summary, problem_figures(results)
-    if setting.method == "target":
-        decoder = target_only(pair, max_new)
-    elif setting.method == "draft":
-        decoder = draft_only(pair, max_new)
-    else:
-        decoder = speculative(pair, _rule(setting), setting.window, max_new)
-    summary, results = evaluate(
-        _WORKER["task"], _WORKER["examples"], decoder, pair.tokenizer, setting.name, params.pair.chat_template
-    )
-    return setting, summary, problem_figures(results)
+        label = f"{kind} alone" if kind in ALONE else f"{len(members) // per_setting} settings, W={window}"
+        for index, generation in zip(
+            members, decoder.generate([requests[i] for i in members], label), strict=True
+        ):
+            generations[index] = generation
+    return generations
 
 
 def run_settings(
@@ -144,27 +133,36 @@ def run_settings(
     split: str,
     limit: int | None,
     head_path: Path | None,
-    workers: int,
     more_heads: dict[str, Path] | None = None,
     fold_heads: FoldHeads | None = None,
 ) -> list[tuple[Setting, EvalSummary, list[ProblemFigures]]]:
     """Decode the split with every setting; returns (setting, summary, figures per problem) in order.
 
     ``head_path`` is the head of method "judge"; ``more_heads`` maps other head methods to their files;
-    with ``fold_heads`` method "judge" decodes each problem with the head trained without its fold.
+    with ``fold_heads`` method "judge" decodes each problem with the head trained without its fold. All
+    settings' problems are decoded together in batches of ``decoding.batch_size`` rows.
     """
-    workers = max(1, min(workers, len(settings), os.cpu_count() or 1))
-    threads = max(1, (os.cpu_count() or 1) // workers)
-    if workers == 1:
-        _load_worker(params, head_path, split, limit, threads, more_heads, fold_heads)
-        return [_run(s) for s in settings]
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=get_context("spawn"),
-        initializer=_load_worker,
-        initargs=(params, head_path, split, limit, threads, more_heads, fold_heads),
-    ) as pool:
-        return list(pool.map(_run, settings))
+    pair, task = pair_from(params), task_from(params)
+    examples = task.load_split(split, limit)
+    heads = {method: load_head(path) for method, path in (more_heads or {}).items()}
+    if head_path is not None:
+        heads["judge"] = load_head(head_path)
+    folds = fold_heads and (fold_heads, [load_head(path) for path in fold_heads.paths])
+    prompts = [
+        encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template) for e in examples
+    ]
+    requests = [
+        Request(prompt, rule)
+        for setting in settings
+        for prompt, rule in zip(prompts, _rules(setting, examples, params, heads, folds), strict=True)
+    ]
+    generations = _decode(params, pair, settings, requests)
+    outcomes = []
+    for index, setting in enumerate(settings):
+        decoded = generations[index * len(prompts) : (index + 1) * len(prompts)]
+        summary, results = score(task, examples, decoded, pair.tokenizer, setting.name)
+        outcomes.append((setting, summary, problem_figures(results)))
+    return outcomes
 
 
 def summary_row(setting: Setting, summary: EvalSummary) -> dict:

@@ -89,10 +89,10 @@ def test_every_problem_is_decoded_by_the_head_of_its_fold(repo, tmp_path, arith_
 
     def run(fold_of: dict[str, int] | None, head=accept_all):
         folds = fold_of and FoldHeads(fold_of, [accept_all, accept_none])
-        [(_, summary, _)] = run_settings(params, [judge], "test", 6, head, 1, fold_heads=folds)
+        [(_, summary, _)] = run_settings(params, [judge], "test", 6, head, fold_heads=folds)
         return summary
 
-    [(_, exact_sd, _)] = run_settings(params, [exact], "test", 6, None, 1)
+    [(_, exact_sd, _)] = run_settings(params, [exact], "test", 6, None)
     everything = run(None)
     assert everything.accepted_mismatches > 0
     all_in_fold_1 = run(dict.fromkeys(ids, 1))  # the head of fold 1 accepts nothing: exact SD

@@ -47,7 +47,6 @@ def calibrate_threshold(params: Params, head_path: Path, low: float, high: float
         settings.calibration_split,
         settings.calibration_limit,
         head_path,
-        params.evaluate.workers,
     )
     rows = [summary_row(setting, summary) for setting, summary, _ in results]
     target_accuracy = rows[0]["accuracy"]
