@@ -28,7 +28,8 @@ ParamsOption = Annotated[Path, typer.Option("--params", help="Parameters file.")
 
 
 EVAL_RULES = (
-    "target, draft, exact, topk, judge, fsd-js, fsd-kl, fsd-tv, kl-mask, target-entropy, draft-entropy, fly"
+    "target, draft, exact, topk, judge, fsd-js, fsd-kl, fsd-tv (match-or FSD), fsd-js-published, "
+    "fsd-kl-published, fsd-tv-published, kl-mask, target-entropy, draft-entropy, fly"
 )
 
 
@@ -66,9 +67,11 @@ def evaluate_command(
     output: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
     params: ParamsOption = Path("params.yaml"),
 ) -> None:
-    """Decode a split with the reference engine; print accuracy and MAT with 95% bootstrap intervals."""
-    from autojudge.decoding.factory import draft_only, speculative, target_only
-    from autojudge.evaluation import evaluate, summary_intervals
+    """Decode a split with the reference engine (batched); print accuracy and MAT with 95% bootstrap
+    intervals."""
+    from autojudge.decoding.batched import BatchedDecoder, Request
+    from autojudge.evaluation import score, summary_intervals
+    from autojudge.models.prompts import encode_prompt
     from autojudge.params import load_params
     from autojudge.runtime import pair_from
     from autojudge.tasks import get_task
@@ -78,11 +81,9 @@ def evaluate_command(
     task = get_task(task_name, data_dir)
     examples = task.load_split(split, limit)
     pair = pair_from(settings)
-    max_new = settings.decoding.max_new_tokens
-    if rule == "target":
-        decoder, method = target_only(pair, max_new), "target greedy"
-    elif rule == "draft":
-        decoder, method = draft_only(pair, max_new), "draft greedy"
+    if rule in ("target", "draft"):
+        acceptance, method = None, f"{rule} greedy"
+        models = (pair.target if rule == "target" else pair.draft, None)
     else:
         compare = settings.compare
         acceptance = _acceptance_rule(
@@ -95,11 +96,21 @@ def evaluate_command(
             compare.fly_window_size if fly_window_size is None else fly_window_size,
             compare.fly_entropy_top_k if fly_entropy_top_k is None else fly_entropy_top_k,
         )
-        decoder, method = (
-            speculative(pair, acceptance, window, max_new),
-            f"sd {acceptance.describe()} W={window}",
-        )
-    summary, results = evaluate(task, examples, decoder, pair.tokenizer, method, settings.pair.chat_template)
+        method, models = f"sd {acceptance.describe()} W={window}", (pair.target, pair.draft)
+    decoder = BatchedDecoder(
+        *models,
+        pair.vocab_size,
+        pair.eos_token_ids,
+        window,
+        settings.decoding.max_new_tokens,
+        settings.decoding.batch_size,
+        role="draft" if rule == "draft" else "target",
+    )
+    prompts = [
+        encode_prompt(pair.tokenizer, task.build_prompt(e), settings.pair.chat_template) for e in examples
+    ]
+    generations = decoder.generate([Request(prompt, acceptance) for prompt in prompts], method)
+    summary, results = score(task, examples, generations, pair.tokenizer, method)
     intervals = summary_intervals(results, samples)
     accuracy = intervals["accuracy"]
     mat = intervals.get("mat")

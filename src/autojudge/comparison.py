@@ -31,6 +31,9 @@ LABELS = {
     "fsd-js": "FSD (JS)",
     "fsd-kl": "FSD (KL)",
     "fsd-tv": "FSD (TV)",
+    "fsd-js-published": "FSD (JS), as published",
+    "fsd-kl-published": "FSD (KL), as published",
+    "fsd-tv-published": "FSD (TV), as published",
     "kl-mask": "KL + confidence mask",
     "target-entropy": "target entropy",
     "draft-entropy": "draft entropy",
@@ -44,6 +47,11 @@ SOURCES = {  # the paper each method follows, and the variant where there is a c
     "fsd-js": "FSD (fuzzy speculative decoding), match-or variant: accept on a match or JS < T",
     "fsd-kl": "FSD, match-or variant: accept on a match or KL < T",
     "fsd-tv": "FSD, match-or variant: accept on a match or TV < T",
+    **{
+        f"fsd-{d}-published": f"FSD as published: accept iff {d.upper()} < T, a match included (greedy: the "
+        "match-or variant's tokens at the same T, with no more tokens per pass)"
+        for d in ("js", "kl", "tv")
+    },
     "kl-mask": "training-free judge decoding via KL: KL < T, exact where the target's top-1 p > confidence",
     "target-entropy": "entropy baseline of the KL paper: accept when the target's entropy > T",
     "draft-entropy": "entropy baseline of the KL paper: accept when the draft's entropy > T",

@@ -2,6 +2,7 @@
 
 import pytest
 
+from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.decoding.factory import draft_only, speculative, target_only
 from autojudge.decoding.rules import ExactMatch, TopK
 from autojudge.models.pair import ModelPair
@@ -72,12 +73,16 @@ def test_stops_at_end_of_sequence(tiny_random_pair, arith_task):
 
 
 def _assert_lossless(pair, items, window: int, max_new_tokens: int) -> None:
-    """Exact-rule SD at ``window`` emits each item's target-greedy response, cut at ``max_new_tokens``."""
-    decoder = speculative(pair, ExactMatch(), window, max_new_tokens=max_new_tokens)
+    """Exact-rule SD at ``window`` emits each item's target-greedy response, cut at ``max_new_tokens``.
+
+    On the toy pair's splits the engine is the batched one the pipeline's stages decode with
+    (tests/decoding/test_batched.py checks it against the one-sequence engine token for token)."""
+    decoder = BatchedDecoder(pair.target, pair.draft, pair.vocab_size, pair.eos_token_ids, window, max_new_tokens)
+    generations = decoder.generate([Request(prompt, ExactMatch()) for _, prompt, _ in items])
     mismatched = [
         example_id
-        for example_id, prompt, expected in items
-        if decoder.generate(prompt).tokens != expected[:max_new_tokens]
+        for (example_id, _, expected), generation in zip(items, generations, strict=True)
+        if generation.tokens != expected[:max_new_tokens]
     ]
     assert not mismatched, (
         f"W={window}, cap {max_new_tokens}: {len(mismatched)} problems differ from target greedy: {mismatched[:5]}"

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from autojudge.decoding.rules import Window
+from autojudge.decoding.batched import BatchedDecoder, Request
+from autojudge.decoding.rules import Window, accepted_count
 from autojudge.decoding.training_free import (
     TRAINING_FREE,
     EntropyRule,
@@ -12,6 +13,7 @@ from autojudge.decoding.training_free import (
     training_free_rule,
 )
 from autojudge.errors import InputError
+from autojudge.models.prompts import encode_prompt
 
 
 def window(target_probs: list[list[float]], draft_probs: list[list[float]]) -> Window:
@@ -31,6 +33,36 @@ def test_fsd_accepts_where_the_divergence_is_below_threshold():
     assert FuzzyRule(0.05, "js").accept_mismatch(W).tolist() == [True, False, True]
     assert FuzzyRule(0.01, "kl").accept_mismatch(W).tolist() == [True, False, False]  # KL(pos 2) ~ 0.026
     assert FuzzyRule(0.06, "tv").accept_mismatch(W).tolist() == [True, False, False]  # TV(pos 2) = 0.07
+
+
+def test_fsd_as_published_rejects_a_match_whose_divergence_is_too_large():
+    # position 0: both models pick token 0 but TV = 0.3; position 1: a mismatch with TV = 0.05
+    matched = window([[0.6, 0.3, 0.1], [0.5, 0.45, 0.05]], [[0.9, 0.05, 0.05], [0.45, 0.5, 0.05]])
+    assert accepted_count(FuzzyRule(0.1, "tv"), matched) == (2, 1)  # match-or: the match stands
+    published = training_free_rule("fsd-tv-published", 0.1)
+    assert not published.keeps_matches
+    assert accepted_count(published, matched) == (0, 0)
+    assert accepted_count(training_free_rule("fsd-tv-published", 0.4), matched) == (2, 1)
+
+
+def test_fsd_as_published_emits_the_match_or_tokens_with_more_target_passes(toy_pair, arith_task, params):
+    """Greedy decoding: a rejected match is corrected to the target's argmax, the draft token itself."""
+    prompts = [
+        encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e))
+        for e in arith_task.load_split("test", 8)
+    ]
+    rules = [training_free_rule("fsd-tv", 0.09), training_free_rule("fsd-tv-published", 0.09)]
+    decoder = BatchedDecoder(
+        toy_pair.target, toy_pair.draft, toy_pair.vocab_size, toy_pair.eos_token_ids, 32, 192, batch_size=16
+    )
+    generations = decoder.generate([Request(p, rule) for rule in rules for p in prompts])
+    match_or, published = generations[: len(prompts)], generations[len(prompts) :]
+    assert [g.tokens for g in published] == [g.tokens for g in match_or]
+    passes = [
+        (a.stats.target_passes, b.stats.target_passes) for a, b in zip(match_or, published, strict=True)
+    ]
+    assert all(mine <= theirs for mine, theirs in passes)
+    assert sum(theirs for _, theirs in passes) > sum(mine for mine, _ in passes)
 
 
 def test_kl_mask_falls_back_to_exact_verification_when_the_target_is_confident():

@@ -2,7 +2,8 @@
 
 A rule sees one window of W draft tokens with what both models computed for it and
 returns, per position, whether a mismatch there may be accepted. Matching tokens are
-always accepted; verification stops at the first position that is neither.
+accepted (unless the rule decides them too, ``keeps_matches`` False); verification stops
+at the first position that is not accepted.
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ class AcceptanceRule(ABC):
 
     name: str
     needs_draft_hidden: bool = False
+    keeps_matches: bool = True  # False: the rule's decision holds at matching positions too
 
     @abstractmethod
     def accept_mismatch(self, window: Window) -> torch.Tensor:
-        """[W] bool: accept position i even if the draft token differs from the target's choice."""
+        """[W] bool: accept position i even if the draft token differs from the target's choice (with
+        ``keeps_matches`` False: whether to accept position i at all)."""
 
     def describe(self) -> str:
         return self.name
@@ -49,7 +52,8 @@ class AcceptanceRule(ABC):
 def accepted_count(rule: AcceptanceRule, window: Window) -> tuple[int, int]:
     """Leading positions verification accepts, and how many of them are accepted mismatches."""
     matches = window.draft_tokens == window.target_tokens
-    accepted = matches | rule.accept_mismatch(window)
+    decided = rule.accept_mismatch(window)
+    accepted = matches | decided if rule.keeps_matches else decided
     rejected = torch.nonzero(~accepted)
     count = int(rejected[0, 0]) if len(rejected) else len(accepted)
     return count, int((~matches[:count]).sum())

@@ -15,14 +15,22 @@ from autojudge.errors import InputError
 
 
 class FuzzyRule(AcceptanceRule):
-    """Fuzzy Speculative Decoding (FSD): accept when divergence(target, draft) < T (JS default, KL or TV)."""
+    """Fuzzy Speculative Decoding (FSD): accept when divergence(target, draft) < T (JS default, KL or TV).
 
-    def __init__(self, threshold: float, divergence: str = "js") -> None:
+    Two variants: match-or (default) accepts a matching draft token whatever the divergence; as
+    published (``published``), a position is accepted iff its divergence is below T, so a match with a
+    large divergence is rejected. In greedy decoding the rejected match's correction is the target's
+    argmax, the very draft token, so both variants emit the same tokens; the published one spends more
+    target passes on them (tests/decoding/test_training_free.py).
+    """
+
+    def __init__(self, threshold: float, divergence: str = "js", published: bool = False) -> None:
         if divergence not in DIVERGENCES:
             raise InputError(f"unknown divergence {divergence!r}; known: {', '.join(DIVERGENCES)}")
         self.threshold = threshold
         self.divergence = divergence
-        self.name = f"fsd-{divergence}"
+        self.keeps_matches = not published
+        self.name = f"fsd-{divergence}" + ("-published" if published else "")
 
     def accept_mismatch(self, window: Window) -> torch.Tensor:
         return DIVERGENCES[self.divergence](window.target_logits, window.draft_logits) < self.threshold
@@ -74,7 +82,17 @@ class EntropyRule(AcceptanceRule):
         return f"{self.name}(T={self.threshold:.4g})"
 
 
-TRAINING_FREE = ("fsd-js", "fsd-kl", "fsd-tv", "kl-mask", "target-entropy", "draft-entropy", "fly")
+FSD_PUBLISHED = ("fsd-js-published", "fsd-kl-published", "fsd-tv-published")
+TRAINING_FREE = (
+    "fsd-js",
+    "fsd-kl",
+    "fsd-tv",
+    *FSD_PUBLISHED,
+    "kl-mask",
+    "target-entropy",
+    "draft-entropy",
+    "fly",
+)
 
 
 def training_free_rule(
@@ -88,6 +106,8 @@ def training_free_rule(
     entropy threshold; ``confidence`` is kl-mask's, the ``fly_*`` settings FLy's)."""
     if method == "fly":
         return FlyRule(threshold, fly_window_size, fly_entropy_top_k)
+    if method in FSD_PUBLISHED:
+        return FuzzyRule(threshold, method.removeprefix("fsd-").removesuffix("-published"), published=True)
     if method.startswith("fsd-"):
         return FuzzyRule(threshold, method.removeprefix("fsd-"))
     if method == "kl-mask":
