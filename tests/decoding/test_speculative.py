@@ -77,7 +77,9 @@ def _assert_lossless(pair, items, window: int, max_new_tokens: int) -> None:
 
     On the toy pair's splits the engine is the batched one the pipeline's stages decode with
     (tests/decoding/test_batched.py checks it against the one-sequence engine token for token)."""
-    decoder = BatchedDecoder(pair.target, pair.draft, pair.vocab_size, pair.eos_token_ids, window, max_new_tokens)
+    decoder = BatchedDecoder(
+        pair.target, pair.draft, pair.vocab_size, pair.eos_token_ids, window, max_new_tokens
+    )
     generations = decoder.generate([Request(prompt, ExactMatch()) for _, prompt, _ in items])
     mismatched = [
         example_id
