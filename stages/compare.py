@@ -1,18 +1,20 @@
-"""DVC stage compare: every acceptance rule and judge head under one protocol (points chosen on validation,
-decoded on each split of compare.splits), with intervals and a verdict."""
+"""DVC stage compare: every acceptance rule and judge head of a task under one protocol (points chosen on
+validation, decoded on each split of compare.splits), with intervals and a verdict. The SelfJudge head
+is the primary task's (params: task) only."""
 
 from pathlib import Path
 
 from autojudge.comparison import compare_methods, markdown
 from autojudge.io import write_json, write_text
+from autojudge.params import load_params
 from autojudge.report import plot_accuracy_vs_mat
 from autojudge.stage import run_stage, stage_arguments
 
 
 def compare(params, args) -> None:
-    selfjudge = (
-        args.selfjudge_head if args.selfjudge_head.is_file() else None
-    )  # absent: selfjudge.enabled false
+    primary = load_params(args.params).task.name == params.task.name
+    # absent: selfjudge.enabled false
+    selfjudge = args.selfjudge_head if primary and args.selfjudge_head.is_file() else None
     result, rows = compare_methods(params, args.head, selfjudge)
     for split, split_rows in rows.items():
         title = f"{params.task.name} / {params.pair.name}: {split} split, W={params.compare.window}"

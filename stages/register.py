@@ -17,14 +17,14 @@ def register(params, args) -> None:
     head = load_head(args.head)
     name = model_name(params.task.name, params.pair.name, params.registry.model_name)
     evaluation = read_json(args.evaluation)
-    primary = load_params(args.params).task.name == params.task.name  # compared and benchmarked
+    primary = load_params(args.params).task.name == params.task.name  # benchmarked
     card = build_card(
         params,
         head,
         read_json(args.mining),
         evaluation,
         name,
-        read_json(args.comparison) if primary else None,
+        read_json(args.comparison),
         read_json(args.bench) if primary else None,
         read_json(args.crossdomain) if args.crossdomain.is_file() else None,
     )

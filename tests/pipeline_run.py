@@ -45,6 +45,7 @@ PIPELINE_PARAMS = {
     "compare.validation_limit": 4,
     "crossdomain.limit": 3,
     "compare.splits": ["test", "shifted"],  # shifted: outside the target's competence, no winner
+    "tasks.pyfunc.compare.splits": ["test"],  # the code task has no shifted split
     "compare.recalls": [0.8],
     "compare.topk": [4],
     "compare.thresholds": {

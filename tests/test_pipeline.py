@@ -57,13 +57,18 @@ def test_full_run_registers_a_head_per_task_with_its_card(deployed_pipeline):
         assert mining["problems"] == PIPELINE_PARAMS["mining.problems"]
         assert mining["mismatches"] > mining["important"] > 0
         assert _versions(workdir, task) == ["1"]
-    comparison = json.loads((workdir / "metrics" / "compare.json").read_text())
+    comparison = json.loads((workdir / "metrics" / "arith" / "compare.json").read_text())
     assert set(comparison["splits"]) == {"test", "shifted"}
-    assert {"judge", "selfjudge", "fsd-js", "fly", "exact"} <= set(comparison["splits"]["shifted"]["table"])
+    methods = {"judge", "selfjudge", "fsd-js", "fsd-js-published", "fly", "exact"}
+    assert methods <= set(comparison["splits"]["shifted"]["table"])
     assert comparison["decisions"]["shifted"]["1"]["outside_competence"]  # the toy target solves none of it
     assert comparison["protocol"]["validation_examples"] == PIPELINE_PARAMS["compare.validation_limit"]
-    assert (workdir / "plots" / "compare" / "validation.png").stat().st_size > 10_000
-    assert (workdir / "plots" / "compare" / "shifted.png").stat().st_size > 10_000
+    assert (workdir / "plots" / "arith" / "compare" / "validation.png").stat().st_size > 10_000
+    assert (workdir / "plots" / "arith" / "compare" / "shifted.png").stat().st_size > 10_000
+    code = json.loads((workdir / "metrics" / "pyfunc" / "compare.json").read_text())  # no SelfJudge head
+    assert set(code["splits"]) == {"test"} and "selfjudge" not in code["splits"]["test"]["table"]
+    assert methods - {"selfjudge"} <= set(code["splits"]["test"]["table"])
+    assert "Operating points chosen on" in (workdir / "plots" / "pyfunc" / "compare.md").read_text()
     bench = json.loads((workdir / "metrics" / "bench.json").read_text())
     assert all(bench["sd_exact_equals_target"].values()) and "judge_overhead_percent" in bench["headline"]
 
@@ -84,8 +89,9 @@ def test_every_head_is_evaluated_on_every_domain_and_its_card_says_so(deployed_p
         [version] = model_versions(workdir, MODEL_NAMES[task])
         assert version["card"]["crossdomain"]["rows"] == rows
         assert "## Domain shift" in version["description"] and "pyfunc:test" in version["description"]
-        # the comparison and the benchmark run on the primary task (params: task) only
-        assert ("comparison" in version["card"]) == (task == "arith")
+        # every task is compared; the benchmark runs on the primary task (params: task) only
+        assert version["card"]["comparison"]["protocol"]["validation_split"] == "validation"
+        assert "## Which judge to use" in version["description"]
         assert ("vllm_bench" in version["card"]) == (task == "arith")
 
 
@@ -104,6 +110,7 @@ def test_changing_a_relabeling_parameter_reruns_relabel_and_what_follows_only(de
     workdir = deployed_pipeline.workdir
     set_params(workdir / "params.yaml", {"selfjudge.n_next": 10})
     third = dvc(workdir, "repro")
-    # register@pyfunc reruns too (the stages of a foreach share their dependencies, compare.json among them)
+    # compare@pyfunc and register@pyfunc rerun too: the stages of a foreach share their dependencies
+    # (selfjudge/head among them), although only the primary task's comparison reads the SelfJudge head
     assert stages_run(third.stdout) == {"relabel", "train_selfjudge", "compare", "register"}
     assert _versions(workdir) == ["1", "2"]

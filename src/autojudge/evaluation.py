@@ -66,15 +66,13 @@ def summarize(method: str, results: list[ExampleResult]) -> EvalSummary:
 
 
 def example_result(
-    task: Task, example: Example, generation: Generation, tokenizer: PreTrainedTokenizerBase
+    example: Example, generation: Generation, answer: str | None, correct: bool
 ) -> ExampleResult:
-    """Score one decoded example with the task."""
-    response = tokenizer.decode(generation.tokens, skip_special_tokens=True)
-    answer = task.extract_answer_for(response, example)
+    """One decoded example with its extracted answer."""
     stats = generation.stats
     return ExampleResult(
         id=example.id,
-        correct=task.equivalent(answer, example.answer),
+        correct=correct,
         answer=answer,
         tokens=stats.tokens,
         target_passes=stats.target_passes,
@@ -92,8 +90,14 @@ def score(
     tokenizer: PreTrainedTokenizerBase,
     method: str,
 ) -> tuple[EvalSummary, list[ExampleResult]]:
-    """Score generations already decoded (one per example, in order)."""
-    results = [example_result(task, e, g, tokenizer) for e, g in zip(examples, generations, strict=True)]
+    """Score generations already decoded (one per example, in order); code tasks run their programs
+    concurrently, each distinct program once."""
+    responses = [tokenizer.decode(g.tokens, skip_special_tokens=True) for g in generations]
+    answers = task.extract_answers(responses, examples)
+    results = [
+        example_result(e, g, a, task.equivalent(a, e.answer))
+        for e, g, a in zip(examples, generations, answers, strict=True)
+    ]
     return summarize(method, results), results
 
 
@@ -110,7 +114,10 @@ def evaluate(
     progress = tqdm(examples, desc=method, unit="problem", mininterval=2)
     for example in progress:
         generation = decoder.generate(encode_prompt(tokenizer, task.build_prompt(example), chat_template))
-        results.append(example_result(task, example, generation, tokenizer))
+        answer = task.extract_answer_for(
+            tokenizer.decode(generation.tokens, skip_special_tokens=True), example
+        )
+        results.append(example_result(example, generation, answer, task.equivalent(answer, example.answer)))
         progress.set_postfix(accuracy=f"{sum(r.correct for r in results) / len(results):.3f}", refresh=False)
     return summarize(method, results), results
 
