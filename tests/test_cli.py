@@ -137,3 +137,17 @@ def test_bench_vllm_refuses_a_plan_without_batch_size_1_before_any_engine(repo, 
     assert result.returncode == 2
     assert result.stderr.startswith("error: ") and "bench.batch_sizes" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_bench_batched_writes_both_engines_and_their_agreement(repo, tmp_path, arith_dir):
+    params = _eval_params(repo, tmp_path, arith_dir)
+    out = tmp_path / "batched.json"
+    args = ("bench", "batched", "--limit", "2", "--repeats", "1", "--out", str(out), "--params", str(params))
+    result = _autojudge(*args, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert report["requests"] == 2 * len(report["rules"]) and "fly" in " ".join(report["rules"])
+    assert report["identical_outputs_and_passes"] == f"{report['requests']}/{report['requests']}"
+    assert set(report["engines"]) == {"one_sequence", "batched"} and report["speedup"] > 0
+    assert "speed-up" in result.stdout

@@ -289,6 +289,58 @@ def bench_reference(
         )
 
 
+@bench_app.command("batched")
+def bench_batched(
+    split: Annotated[str, typer.Option(help="Split to decode.")] = "test",
+    limit: Annotated[int, typer.Option(help="The first N problems.")] = 40,
+    repeats: Annotated[int, typer.Option(help="Repeats; medians are reported.")] = 3,
+    out: Annotated[Path, typer.Option(help="Results file.")] = Path("results/batched_engine_bench.json"),
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """The batched reference engine vs the one-sequence engine on a compare-like sweep: exact SD, top-K
+    and every training-free rule of compare.thresholds at its first threshold, on the same problems."""
+    import torch
+
+    from autojudge.bench.batched import benchmark_batched_engine
+    from autojudge.decoding.batched import Request
+    from autojudge.decoding.rules import ExactMatch, TopK
+    from autojudge.decoding.training_free import training_free_rule
+    from autojudge.models.prompts import encode_prompt
+    from autojudge.params import load_params
+    from autojudge.runtime import pair_from
+    from autojudge.tasks import get_task
+
+    settings = load_params(params)
+    if settings.toy is not None:
+        torch.set_num_threads(settings.toy.threads)
+    task = get_task(settings.task.name, settings.task.data_dir)
+    pair = pair_from(settings)
+    compare = settings.compare
+    rules = [ExactMatch(), TopK(compare.topk[0])] + [
+        training_free_rule(
+            method, values[0], compare.kl_mask_confidence, compare.fly_window_size, compare.fly_entropy_top_k
+        )
+        for method, values in compare.thresholds.items()
+    ]
+    prompts = [
+        encode_prompt(pair.tokenizer, task.build_prompt(e), settings.pair.chat_template)
+        for e in task.load_split(split, limit)
+    ]
+    requests = [Request(prompt, rule) for rule in rules for prompt in prompts]
+    decoding = settings.decoding
+    report = benchmark_batched_engine(
+        pair, requests, compare.window, decoding.max_new_tokens, decoding.batch_size, repeats
+    )
+    report["rules"] = [rule.describe() for rule in rules]
+    report["command"] = f"autojudge bench batched --split {split} --limit {limit} --repeats {repeats}"
+    write_json(out, report)
+    for name, figures in report["engines"].items():
+        typer.echo(
+            f"{name:>12}: {figures['median_seconds']:8.2f} s  {figures['tokens_per_second']:8.1f} tokens/s"
+        )
+    typer.echo(f"speed-up {report['speedup']}x, identical {report['identical_outputs_and_passes']}")
+
+
 @bench_app.command("energy-check")
 def bench_energy_check(
     seconds: Annotated[float, typer.Option(help="Seconds of each block (idle, then loaded).")] = 20.0,

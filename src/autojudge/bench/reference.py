@@ -16,7 +16,7 @@ from autojudge.models.pair import ModelPair
 from autojudge.tasks.base import Example, Task
 
 
-def _machine(pair: ModelPair) -> dict:
+def machine_of(pair: ModelPair) -> dict:
     """Where the benchmark ran: processor and threads, and the GPU when the pair is on one."""
     device = next(pair.target.parameters()).device
     machine = {
@@ -73,7 +73,7 @@ def benchmark_reference_sd(
     return {
         "benchmark": "reference speculative decoding (exact) vs target-only greedy, batch size 1",
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "machine": _machine(pair),
+        "machine": machine_of(pair),
         "pair": pair.name,
         "task": task.name,
         "examples": len(examples),
