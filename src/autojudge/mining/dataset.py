@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pyarrow as pa
@@ -56,10 +57,10 @@ def read_parquet(path: Path, columns: tuple[str, ...]) -> Dataset:
     return dataset
 
 
-def problems_from_rows(dataset: Dataset) -> list[MinedProblem]:
-    """Regroup mismatch rows into problems (in first-seen order)."""
+def problems_from_rows(rows: Iterable[Mapping]) -> list[MinedProblem]:
+    """Regroup mismatch rows (a data set or dicts) into problems (in first-seen order)."""
     problems: dict[str, MinedProblem] = {}
-    for row in dataset:
+    for row in rows:
         problem = problems.get(row["problem_id"])
         if problem is None:
             problem = problems[row["problem_id"]] = MinedProblem(

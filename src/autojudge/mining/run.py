@@ -40,9 +40,10 @@ def mining_settings(params: Params, pair: ModelPair) -> dict:
     }
 
 
-def mining_problems(params: Params, pair: ModelPair) -> list[MiningProblem]:
+def mining_problems(params: Params, pair: ModelPair, problems: int | None = None) -> list[MiningProblem]:
+    """The first ``problems`` (default: mining.problems) problems of the mining split, prompts encoded."""
     task = task_from(params)
-    examples = task.load_split(params.mining.split, params.mining.problems)
+    examples = task.load_split(params.mining.split, problems or params.mining.problems)
     return [
         MiningProblem(e.id, encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template), e)
         for e in examples

@@ -56,6 +56,19 @@ def load_causal_lm(
     return model.to(device).eval()
 
 
+# tokens that end a turn in the chat templates of the supported families (ChatML, Llama 3, Llama 2)
+END_OF_TURN_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "</s>")
+
+
+def eos_token_ids(tokenizer: PreTrainedTokenizerBase, generation_eos: int | list[int] | None) -> set[int]:
+    """Every id that ends a response: the tokenizer's EOS, the generation config's, each end-of-turn token."""
+    ids = {tokenizer.eos_token_id}
+    ids.update([generation_eos] if isinstance(generation_eos, int) else generation_eos or [])
+    vocabulary = tokenizer.get_vocab()
+    ids.update(vocabulary[token] for token in END_OF_TURN_TOKENS if token in vocabulary)
+    return {i for i in ids if i is not None}
+
+
 def tokenizer_fingerprint(tokenizer: PreTrainedTokenizerBase) -> dict:
     """What must be identical for two models to share drafts: vocabulary and special tokens."""
     return {
@@ -118,13 +131,7 @@ class ModelPair:
 
     @property
     def eos_token_ids(self) -> set[int]:
-        ids = {self.tokenizer.eos_token_id}
-        generation_eos = getattr(self.target.generation_config, "eos_token_id", None)
-        if isinstance(generation_eos, int):
-            ids.add(generation_eos)
-        elif generation_eos:
-            ids.update(generation_eos)
-        return {i for i in ids if i is not None}
+        return eos_token_ids(self.tokenizer, getattr(self.target.generation_config, "eos_token_id", None))
 
 
 def load_pair(

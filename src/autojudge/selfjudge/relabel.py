@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 from autojudge.engines.base import GenerationEngine
 from autojudge.errors import InputError
 from autojudge.models.pair import ModelPair
-from autojudge.params import Params
+from autojudge.params import Params, SelfJudgeParams
 from autojudge.runtime import engine_from
-from autojudge.selfjudge.backends import HFScorer, VllmScorer
-from autojudge.selfjudge.candidates import from_mined_rows
+from autojudge.selfjudge.backends import PackedScorer
+from autojudge.selfjudge.candidates import Candidate, from_mined_rows
 from autojudge.selfjudge.labels import calibrate_tau, important_labels
 from autojudge.selfjudge.score import LogprobScorer, preservation_scores
 
@@ -28,7 +28,7 @@ class Relabeled:
     problem_ids: list[str]
     positions: list[int]
     scores: np.ndarray
-    autojudge_important: np.ndarray
+    autojudge_important: np.ndarray | None  # None: checker-free, no AutoJudge labels
     important: np.ndarray
     tau: float
     tau_source: str  # "set" or "calibrated on N problems"
@@ -46,7 +46,7 @@ def first_problems(rows: list[dict], problems: int | None) -> list[dict]:
 
 
 def target_backends(params: Params, pair: ModelPair) -> tuple[GenerationEngine, LogprobScorer]:
-    """The generation engine and the log-probability scorer of ``selfjudge.engine`` on the target."""
+    """The generation engine of ``selfjudge.engine`` on the target, and the packed scorer of its log-probabilities."""
     settings = params.selfjudge
     engine = engine_from(
         params.model_copy(
@@ -58,9 +58,30 @@ def target_backends(params: Params, pair: ModelPair) -> tuple[GenerationEngine, 
         ),
         pair,
     )
-    if settings.engine == "vllm":
-        return engine, VllmScorer(engine.llm)
-    return engine, HFScorer(pair.target, pair.pad_token_id, settings.batch_size)
+    return engine, PackedScorer(pair.target, pair.pad_token_id, settings.batch_size)
+
+
+def mined_scores(
+    params: Params, rows: list[dict], engine: GenerationEngine, scorer: LogprobScorer, eos_token_ids: set[int]
+) -> tuple[list[Candidate], np.ndarray]:
+    """The mined mismatches as candidates and their preservation scores under the target."""
+    candidates = from_mined_rows(
+        rows, engine, params.selfjudge.n_next, params.mining.max_response_tokens, eos_token_ids
+    )
+    return candidates, np.asarray(preservation_scores([c.replacement for c in candidates], scorer))
+
+
+def calibrated_tau(settings: SelfJudgeParams, rows: list[dict], scores: np.ndarray) -> tuple[float, str]:
+    """tau from AutoJudge's labels of the first ``calibration_problems`` problems of scored mined rows."""
+    calibration = {row["problem_id"] for row in first_problems(rows, settings.calibration_problems)}
+    subset = np.asarray([row["problem_id"] in calibration for row in rows])
+    autojudge = np.asarray([row["important"] for row in rows], dtype=int)
+    tau = calibrate_tau(scores[subset], autojudge[subset], settings.calibration_recall)
+    source = (
+        f"labels {settings.calibration_recall:.0%} of AutoJudge-important mismatches important on "
+        f"{len(calibration)} problems"
+    )
+    return tau, source
 
 
 def relabel(
@@ -70,26 +91,16 @@ def relabel(
     settings = params.selfjudge
     if not rows:
         raise InputError("selfjudge: no mined mismatches to relabel")
-    candidates = from_mined_rows(
-        rows, engine, settings.n_next, params.mining.max_response_tokens, eos_token_ids
-    )
-    scores = np.asarray(preservation_scores([c.replacement for c in candidates], scorer))
-    autojudge = np.asarray([row["important"] for row in rows], dtype=int)
+    candidates, scores = mined_scores(params, rows, engine, scorer, eos_token_ids)
     if settings.tau is not None:
         tau, source = settings.tau, "set in params"
     else:
-        calibration = {row["problem_id"] for row in first_problems(rows, settings.calibration_problems)}
-        subset = np.asarray([row["problem_id"] in calibration for row in rows])
-        tau = calibrate_tau(scores[subset], autojudge[subset], settings.calibration_recall)
-        source = (
-            f"labels {settings.calibration_recall:.0%} of AutoJudge-important mismatches important on "
-            f"{len(calibration)} problems"
-        )
+        tau, source = calibrated_tau(settings, rows, scores)
     return Relabeled(
         [c.problem_id for c in candidates],
         [c.position for c in candidates],
         scores,
-        autojudge,
+        np.asarray([row["important"] for row in rows], dtype=int),
         important_labels(scores, tau),
         tau,
         source,
@@ -115,9 +126,10 @@ def write_relabeled_features(features_dir: Path, out_dir: Path, relabeled: Relab
         "important",
         pa.array(relabeled.important[order].astype(bool)),
     )
-    table = table.append_column(
-        "autojudge_important", pc.cast(pa.array(relabeled.autojudge_important[order]), pa.bool_())
-    )
+    if relabeled.autojudge_important is not None:
+        table = table.append_column(
+            "autojudge_important", pc.cast(pa.array(relabeled.autojudge_important[order]), pa.bool_())
+        )
     table = table.append_column("score", pa.array(relabeled.scores[order]))
     out_dir.mkdir(parents=True, exist_ok=True)
     temporary = out_dir / ".features.parquet.tmp"
@@ -128,18 +140,23 @@ def write_relabeled_features(features_dir: Path, out_dir: Path, relabeled: Relab
 
 
 def summary(relabeled: Relabeled) -> dict:
-    """Figures of the relabeling for metrics: tau, label shares, agreement with AutoJudge."""
-    autojudge, selfjudge = relabeled.autojudge_important.astype(bool), relabeled.important.astype(bool)
-    return {
+    """Figures of the relabeling for metrics: tau, label shares, agreement with AutoJudge (where it labelled)."""
+    selfjudge = relabeled.important.astype(bool)
+    figures = {
         "mismatches": len(selfjudge),
         "problems": len(set(relabeled.problem_ids)),
         "tau": relabeled.tau,
         "tau_source": relabeled.tau_source,
         "important_fraction": float(selfjudge.mean()),
-        "autojudge_important_fraction": float(autojudge.mean()),
-        "agreement_with_autojudge": float((autojudge == selfjudge).mean()),
-        "recall_of_autojudge_important": float(selfjudge[autojudge].mean()) if autojudge.any() else None,
         "score_quantiles": {
             str(q): float(np.quantile(relabeled.scores, q)) for q in (0.1, 0.25, 0.5, 0.75, 0.9)
         },
     }
+    if relabeled.autojudge_important is not None:
+        autojudge = relabeled.autojudge_important.astype(bool)
+        figures |= {
+            "autojudge_important_fraction": float(autojudge.mean()),
+            "agreement_with_autojudge": float((autojudge == selfjudge).mean()),
+            "recall_of_autojudge_important": float(selfjudge[autojudge].mean()) if autojudge.any() else None,
+        }
+    return figures
