@@ -82,7 +82,7 @@ def distill(
         loss.backward()
         torch.nn.utils.clip_grad_norm_(trained, 1.0)
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     draft.eval()
     return losses
 
