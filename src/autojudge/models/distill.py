@@ -17,6 +17,7 @@ from transformers import AutoModelForCausalLM, PreTrainedModel
 
 from autojudge.errors import InputError
 from autojudge.mining.draft_predictions import DraftPredictor
+from autojudge.models.batches import padded_batch
 
 FROZEN = ("embed_tokens", "lm_head")
 
@@ -41,20 +42,6 @@ def truncated_draft(target: PreTrainedModel, layers: int) -> PreTrainedModel:
     return draft
 
 
-def _batch(rows: list[tuple[list[int], list[int]]], pad_token_id: int) -> tuple[torch.Tensor, ...]:
-    """Right-padded ids, attention mask and labels (prompt positions and padding masked with -100)."""
-    width = max(len(p) + len(r) for p, r in rows)
-    ids = torch.full((len(rows), width), pad_token_id, dtype=torch.long)
-    mask = torch.zeros_like(ids)
-    labels = torch.full_like(ids, -100)
-    for row, (prompt, response) in enumerate(rows):
-        sequence = prompt + response
-        ids[row, : len(sequence)] = torch.tensor(sequence)
-        mask[row, : len(sequence)] = 1
-        labels[row, len(prompt) : len(sequence)] = torch.tensor(response)
-    return ids, mask, labels
-
-
 def distill(
     draft: PreTrainedModel,
     rows: list[tuple[list[int], list[int]]],
@@ -76,7 +63,7 @@ def distill(
     draft.train()
     losses = []
     for _ in range(steps):
-        ids, mask, labels = _batch(order.sample(rows, min(batch_size, len(rows))), pad_token_id)
+        ids, mask, labels = padded_batch(order.sample(rows, min(batch_size, len(rows))), pad_token_id)
         loss = draft(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
         loss.backward()

@@ -6,11 +6,9 @@ import hashlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import torch
-from tqdm import tqdm
-
 from autojudge.decoding.factory import draft_only, target_only
 from autojudge.evaluation import ExampleResult, evaluate
+from autojudge.models.distill import agreement
 from autojudge.models.pair import ModelPair
 from autojudge.models.prompts import encode_prompt
 from autojudge.models.toy_corpus import SPLITS, held_out_problems, mixture_sources
@@ -52,21 +50,6 @@ def weights_digest(model_dir: Path) -> str:
     return digest.hexdigest()
 
 
-@torch.inference_mode()
-def teacher_forced_agreement(
-    pair: ModelPair, prompts: list[list[int]], responses: list[list[int]]
-) -> tuple[int, int]:
-    """Count response positions where the draft's argmax, fed the target's own prefix, equals the target token."""
-    agree = total = 0
-    for prompt, response in tqdm(list(zip(prompts, responses, strict=True)), desc="agreement", mininterval=2):
-        ids = torch.tensor([prompt + response])
-        logits = pair.draft(input_ids=ids).logits[0, :, : pair.vocab_size]
-        predicted = logits[len(prompt) - 1 : len(prompt) - 1 + len(response)].argmax(-1)
-        agree += int((predicted == torch.tensor(response)).sum())
-        total += len(response)
-    return agree, total
-
-
 def measure_pair(
     pair: ModelPair, task: Task, examples: list[Example], max_new_tokens: int
 ) -> tuple[PairQuality, list[ExampleResult]]:
@@ -78,12 +61,16 @@ def measure_pair(
         task, examples, draft_only(pair, max_new_tokens), pair.tokenizer, "draft greedy"
     )
     prompts = [encode_prompt(pair.tokenizer, task.build_prompt(e)) for e in examples]
-    agree, total = teacher_forced_agreement(pair, prompts, [r.response_ids for r in target_results])
+    responses = [r.response_ids for r in target_results]
+    total = sum(len(response) for response in responses)
+    agree = agreement(
+        pair.draft, pair.vocab_size, pair.pad_token_id, list(zip(prompts, responses, strict=True))
+    )
     quality = PairQuality(
         examples=len(examples),
         target_accuracy=target_summary.accuracy,
         draft_accuracy=draft_summary.accuracy,
-        teacher_forced_agreement=agree / total,
+        teacher_forced_agreement=agree,
         mean_response_tokens=total / len(examples),
     )
     return quality, target_results

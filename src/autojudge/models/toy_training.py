@@ -13,6 +13,7 @@ from tqdm import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from autojudge.engines.hf import HFEngine
+from autojudge.models.batches import padded_batch
 from autojudge.models.pair import load_tokenizer
 from autojudge.models.toy_corpus import Probe, TrainingText, held_out_keys, probes, text_stream
 from autojudge.models.toy_tokenizer import train_toy_tokenizer
@@ -42,21 +43,14 @@ def _encode_batch(
     pairs: list[tuple[str, str]], tokenizer: PreTrainedTokenizerFast
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Token ids, attention mask and labels (prompt tokens masked with -100)."""
-    sequences, label_rows = [], []
-    for prompt, response in pairs:
-        prompt_ids = tokenizer.encode(prompt)  # starts with BOS
-        response_ids = [*tokenizer.encode(response, add_special_tokens=False), tokenizer.eos_token_id]
-        sequences.append(prompt_ids + response_ids)
-        label_rows.append([-100] * len(prompt_ids) + response_ids)
-    width = max(len(s) for s in sequences)
-    ids = torch.full((len(pairs), width), tokenizer.pad_token_id, dtype=torch.long)
-    mask = torch.zeros((len(pairs), width), dtype=torch.long)
-    labels = torch.full((len(pairs), width), -100, dtype=torch.long)
-    for row, (sequence, label_row) in enumerate(zip(sequences, label_rows, strict=True)):
-        ids[row, : len(sequence)] = torch.tensor(sequence)
-        mask[row, : len(sequence)] = 1
-        labels[row, : len(label_row)] = torch.tensor(label_row)
-    return ids, mask, labels
+    rows = [
+        (
+            tokenizer.encode(prompt),  # starts with BOS
+            [*tokenizer.encode(response, add_special_tokens=False), tokenizer.eos_token_id],
+        )
+        for prompt, response in pairs
+    ]
+    return padded_batch(rows, tokenizer.pad_token_id)
 
 
 def _learning_rate(step: int, spec: ToyModelParams) -> float:
