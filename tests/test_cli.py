@@ -54,6 +54,7 @@ def test_eval_prints_accuracy_and_mat(repo, tmp_path, arith_dir):
         "4",
         "--limit",
         "3",
+        "--versus-exact",
         "--output",
         str(tmp_path / "out.json"),
         "--params",
@@ -62,7 +63,9 @@ def test_eval_prints_accuracy_and_mat(repo, tmp_path, arith_dir):
     )
     assert result.returncode == 0, result.stderr
     assert "sd topk(k=2) W=4: accuracy" in result.stdout and "MAT" in result.stdout
-    assert (tmp_path / "out.json").is_file()
+    ratio = json.loads((tmp_path / "out.json").read_text())["versus_exact_sd"]["mat_ratio"]
+    assert ratio["low"] <= ratio["value"] <= ratio["high"] and ratio["value"] >= 1.0  # top-2 accepts more
+    assert "versus exact SD W=4: MAT" in result.stdout
     assert "problem" in result.stderr  # the progress bar
 
 

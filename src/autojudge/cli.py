@@ -64,11 +64,21 @@ def evaluate_command(
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Evaluate only the first N problems.")] = None,
     samples: Annotated[int, typer.Option(help="Bootstrap samples of the 95% intervals.")] = 2000,
+    versus_exact: Annotated[
+        bool,
+        typer.Option(
+            help="Also decode exact SD (same window, problems): MAT ratio and accuracy drop, paired intervals."
+        ),
+    ] = False,
     output: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
     params: ParamsOption = Path("params.yaml"),
 ) -> None:
     """Decode a split with the reference engine (batched); print accuracy and MAT with 95% bootstrap
     intervals."""
+    if versus_exact and rule in ("target", "draft"):
+        raise typer.BadParameter(
+            "compares a speculative decoding rule with exact SD, not one model", param_hint="--versus-exact"
+        )
     from autojudge.decoding.batched import BatchedDecoder, Request
     from autojudge.evaluation import score, summary_intervals
     from autojudge.models.prompts import encode_prompt
@@ -120,8 +130,37 @@ def evaluate_command(
         f"{summary.examples} problems, {mat_text} tokens per target pass, {summary.seconds:.1f} s "
         "(95% bootstrap intervals over problems)"
     )
+    report = {**summary.as_dict(), "intervals": intervals}
+    if versus_exact:
+        report["versus_exact_sd"] = _versus_exact(
+            decoder, prompts, task, examples, pair, results, window, samples
+        )
     if output is not None:
-        write_json(output, {**summary.as_dict(), "intervals": intervals})
+        write_json(output, report)
+
+
+def _versus_exact(decoder, prompts, task, examples, pair, results, window: int, samples: int) -> dict:
+    """Exact SD on the same problems: the rule's MAT ratio and accuracy drop, 95% paired-bootstrap intervals."""
+    from autojudge.comparison import accuracy_drop, mat_ratio
+    from autojudge.decoding.batched import Request
+    from autojudge.decoding.rules import ExactMatch
+    from autojudge.evaluation import score
+    from autojudge.sweep import problem_figures
+
+    method = f"sd exact W={window}"
+    generations = decoder.generate([Request(prompt, ExactMatch()) for prompt in prompts], method)
+    exact = problem_figures(score(task, examples, generations, pair.tokenizer, method)[1])
+    decoded = problem_figures(results)
+    figures = {
+        "mat_ratio": mat_ratio(decoded, exact, samples, 0),
+        "accuracy_drop": accuracy_drop(exact, decoded, samples, 0),
+    }
+    ratio, drop = figures["mat_ratio"], figures["accuracy_drop"]
+    typer.echo(
+        f"versus exact SD W={window}: MAT {ratio['value']:.3f}x [{ratio['low']:.3f}, {ratio['high']:.3f}], "
+        f"accuracy drop {100 * drop['value']:+.1f} points [{100 * drop['low']:+.1f}, {100 * drop['high']:+.1f}]"
+    )
+    return figures
 
 
 def _acceptance_rule(
