@@ -6,8 +6,10 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from autojudge.errors import AutoJudgeError
+from autojudge.errors import AutoJudgeError, InputError
+from autojudge.io import write_json
 from autojudge.params import Params, load_params
 
 
@@ -28,3 +30,23 @@ def run_stage(
     except AutoJudgeError as error:
         print(f"stage {name}: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def run_entry_stage(
+    name: str, section: str, build: Callable[[Params, Any, str], dict], description: str
+) -> None:
+    """A stage over one entry of a params mapping (a dvc.yaml ``foreach``): ``--name`` picks the entry of
+    ``params.<section>``, ``build(params, entry, name)`` does the work, its summary goes to ``--metrics``."""
+    parser = stage_arguments(description)
+    parser.add_argument("--name", required=True, help=f"the entry of params {section}")
+    parser.add_argument("--metrics", type=Path, required=True)
+
+    def body(params: Params, args: argparse.Namespace) -> None:
+        entries = getattr(params, section)
+        if args.name not in entries:
+            raise InputError(f"params {section} has no entry {args.name!r} (has {sorted(entries)})")
+        summary = build(params, entries[args.name], args.name)
+        write_json(args.metrics, summary)
+        print(summary)
+
+    run_stage(name, body, parser)

@@ -2,6 +2,8 @@
 
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -52,3 +54,15 @@ def test_a_draft_below_the_agreement_bar_stops_the_stage_naming_the_entry(workdi
     ):
         build_draft(settings, False, VllmParams(), "tiny")
     assert not (workdir / "draft").exists()
+
+
+def test_the_stage_names_a_missing_entry_of_params_distill(repo):
+    done = subprocess.run(
+        [sys.executable, str(repo / "stages" / "distill.py"), "--name", "nope", "--metrics", "unused.json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2
+    assert "stage distill: params distill has no entry 'nope' (has [])" in done.stderr

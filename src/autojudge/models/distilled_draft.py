@@ -7,17 +7,23 @@ settings (layers, steps, learning rate) does not generate them again.
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
 import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from autojudge.errors import InputError
 from autojudge.io import read_json, write_json
 from autojudge.mining.run import model_signature
 from autojudge.models.distill import agreement, distill, is_frozen, truncated_draft
-from autojudge.models.pair import eos_token_ids, load_causal_lm, load_tokenizer, tokenizer_hash
+from autojudge.models.pair import (
+    eos_token_ids,
+    load_causal_lm,
+    load_tokenizer,
+    save_checkpoint,
+    tokenizer_hash,
+)
 from autojudge.models.prompts import encode_prompt
 from autojudge.params import DistillParams, VllmParams, task_data_dir
 from autojudge.tasks import get_task
@@ -29,7 +35,13 @@ def responses_path(out: Path) -> Path:
     return Path(out).with_name(f"{Path(out).name}.responses.json")
 
 
-def _generate(settings: DistillParams, vllm: VllmParams, target, tokenizer, prompts: list[list[int]]):
+def _generate(
+    settings: DistillParams,
+    vllm: VllmParams,
+    target: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    prompts: list[list[int]],
+) -> list[list[int]]:
     """The target's greedy responses to ``prompts`` with the engine of ``settings.engine``."""
     eos = eos_token_ids(tokenizer, target.generation_config.eos_token_id)
     if settings.engine == "vllm":
@@ -55,7 +67,11 @@ def _generate(settings: DistillParams, vllm: VllmParams, target, tokenizer, prom
 
 
 def target_responses(
-    settings: DistillParams, chat_template: bool, vllm: VllmParams, target, tokenizer
+    settings: DistillParams,
+    chat_template: bool,
+    vllm: VllmParams,
+    target: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
 ) -> dict:
     """``{"train": rows, "evaluation": rows, "target_accuracy": float}``, generated or read back."""
     task = get_task(settings.task, task_data_dir(settings.task))
@@ -101,20 +117,6 @@ def target_responses(
     return result
 
 
-def _save(model, tokenizer, generation_config, out: Path) -> None:
-    """Model, tokenizer and generation config at ``out``, replaced in one rename."""
-    out = Path(out)
-    temporary = out.with_name(f".{out.name}.tmp")
-    if temporary.exists():
-        shutil.rmtree(temporary)
-    model.generation_config = generation_config
-    model.save_pretrained(temporary)
-    tokenizer.save_pretrained(temporary)
-    if out.exists():
-        shutil.rmtree(out)
-    temporary.replace(out)
-
-
 def build_draft(settings: DistillParams, chat_template: bool, vllm: VllmParams, name: str) -> dict:
     """Distil the draft of ``settings`` and save it; the figures of its metrics file."""
     torch.manual_seed(settings.seed)
@@ -138,7 +140,8 @@ def build_draft(settings: DistillParams, chat_template: bool, vllm: VllmParams, 
             f"distill.{name}: teacher-forced agreement {after:.3f} with the target on {settings.eval_split} "
             f"is below min_agreement {settings.min_agreement}: raise steps or layers"
         )
-    _save(draft, tokenizer, target.generation_config, settings.out)
+    draft.generation_config = target.generation_config
+    save_checkpoint(draft, tokenizer, settings.out)
     return {
         "agreement": round(after, 4),
         "agreement_before_training": round(before, 4),

@@ -10,14 +10,13 @@ every end-of-turn token of the tokenizer (a chat model stops on ``<|im_end|>`` a
 from __future__ import annotations
 
 import importlib.metadata
-import shutil
 from pathlib import Path
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
 from autojudge.errors import InputError
-from autojudge.models.pair import eos_token_ids, resolve_dtype
+from autojudge.models.pair import eos_token_ids, resolve_dtype, save_checkpoint
 
 
 def packaged_gguf(distribution: str, file: str) -> Path:
@@ -53,13 +52,7 @@ def convert_gguf(gguf_file: Path, out_dir: Path, dtype: str = "float32") -> dict
     model.generation_config = GenerationConfig(
         bos_token_id=tokenizer.bos_token_id, eos_token_id=eos, pad_token_id=tokenizer.pad_token_id
     )
-    out_dir = Path(out_dir)
-    temporary = out_dir.with_name(f".{out_dir.name}.tmp")
-    model.save_pretrained(temporary)
-    tokenizer.save_pretrained(temporary)
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    temporary.replace(out_dir)
+    save_checkpoint(model, tokenizer, out_dir)
     return {
         "source": name,
         "architecture": type(model).__name__,

@@ -1,9 +1,10 @@
-"""Loading a draft/target pair of causal LMs that share one tokenizer, with validation."""
+"""Loading a draft/target pair of causal LMs that share one tokenizer, with validation; saving a checkpoint."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,19 @@ def load_causal_lm(
     except (OSError, ValueError) as error:
         raise InputError(f"cannot load the {role} model from {path}: {error}") from None
     return model.to(device).eval()
+
+
+def save_checkpoint(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, out: Path) -> None:
+    """Model (with its generation config) and tokenizer at ``out``, written beside it and renamed into place."""
+    out = Path(out)
+    temporary = out.with_name(f".{out.name}.tmp")
+    if temporary.exists():
+        shutil.rmtree(temporary)
+    model.save_pretrained(temporary)
+    tokenizer.save_pretrained(temporary)
+    if out.exists():
+        shutil.rmtree(out)
+    temporary.replace(out)
 
 
 # tokens that end a turn in the chat templates of the supported families (ChatML, Llama 3, Llama 2)
