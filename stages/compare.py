@@ -8,6 +8,7 @@ from autojudge.comparison import compare_methods, markdown
 from autojudge.io import write_json, write_text
 from autojudge.params import load_params
 from autojudge.report import plot_accuracy_vs_mat
+from autojudge.serving import head_locations, recommendations
 from autojudge.stage import run_stage, stage_arguments
 
 
@@ -16,6 +17,8 @@ def compare(params, args) -> None:
     # absent: selfjudge.enabled false
     selfjudge = args.selfjudge_head if primary and args.selfjudge_head.is_file() else None
     result, rows = compare_methods(params, args.head, selfjudge)
+    files = {"judge": args.head, **({"selfjudge": selfjudge} if selfjudge else {})}
+    result["serving"] = recommendations(result, params, head_locations(files, files))
     for split, split_rows in rows.items():
         title = f"{params.task.name} / {params.pair.name}: {split} split, W={params.compare.window}"
         plot_accuracy_vs_mat(args.plots / "compare" / f"{split}.png", split_rows, title)

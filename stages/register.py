@@ -10,6 +10,7 @@ from autojudge.registry.card import build_card, card_markdown
 from autojudge.registry.runs import log_model_and_card
 from autojudge.registry.tracking import model_name
 from autojudge.registry.versions import check_gates, register_version
+from autojudge.serving import head_locations, recommendations, served_heads
 from autojudge.stage import run_stage, stage_arguments
 
 
@@ -18,13 +19,18 @@ def register(params, args) -> None:
     name = model_name(params.task.name, params.pair.name, params.registry.model_name)
     evaluation = read_json(args.evaluation)
     primary = load_params(args.params).task.name == params.task.name  # benchmarked
+    comparison = read_json(args.comparison)
+    # the card serves the registered head by its URI and hash (compare.md: by its file)
+    registered = head_locations({"judge": f"models:/{name}@{params.registry.alias}"}, {"judge": args.head})
+    heads = served_heads(comparison.get("serving", {})) | registered
+    comparison["serving"] = recommendations(comparison, params, heads)
     card = build_card(
         params,
         head,
         read_json(args.mining),
         evaluation,
         name,
-        read_json(args.comparison),
+        comparison,
         read_json(args.bench) if primary else None,
         read_json(args.crossdomain) if args.crossdomain.is_file() else None,
     )

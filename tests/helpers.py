@@ -8,6 +8,9 @@ from pathlib import Path
 
 import yaml
 
+from autojudge.rules.build import build_rule
+from autojudge.rules.config import RuleConfig
+
 
 def set_params(path: Path, overrides: dict) -> None:
     """Apply dotted-key ``overrides`` (e.g. ``{"mining.problems": 8}``) to a params file in place."""
@@ -52,3 +55,8 @@ def healthy(url: str) -> bool:
             return response.status == 200
     except OSError:
         return False
+
+
+def rule(name: str, threshold: float | None = None, window: int = 32, head=None, **keys):
+    """The registry's rule ``name`` for windows of ``window`` draft tokens."""
+    return build_rule(RuleConfig(name, threshold=threshold, **keys), window, head)

@@ -46,15 +46,8 @@ PIPELINE_PARAMS = {
     "crossdomain.limit": 3,
     "compare.splits": ["test", "shifted"],  # shifted: outside the target's competence, no winner
     "tasks.pyfunc.compare.splits": ["test"],  # the code task has no shifted split
-    "compare.recalls": [0.8],
-    "compare.topk": [4],
-    "compare.thresholds": {
-        "fsd-js": [0.05],
-        "fsd-js-published": [0.05],
-        "kl-mask": [0.2],
-        "target-entropy": [0.69],
-        "fly": [0.3],
-    },
+    "compare.methods": ["fsd-js", "fsd-js-published", "kl-mask", "target-entropy", "fly", "topk"],
+    "compare.rates": [0.5, 1.0],
     "bench.problems": 2,
     "bench.windows": [2, 8],  # tests/bench/test_vllm_bench.py checks the window choice on this run
     "bench.overhead_window": 8,

@@ -48,7 +48,7 @@ def test_eval_prints_accuracy_and_mat(repo, tmp_path, arith_dir):
         "test",
         "--rule",
         "topk",
-        "--k",
+        "--top-k",
         "2",
         "--window",
         "4",
@@ -154,3 +154,26 @@ def test_bench_batched_writes_both_engines_and_their_agreement(repo, tmp_path, a
     assert report["identical_outputs_and_passes"] == f"{report['requests']}/{report['requests']}"
     assert set(report["engines"]) == {"one_sequence", "batched"} and report["speedup"] > 0
     assert "speed-up" in result.stdout
+
+
+def test_interval_recomputes_a_stored_interval_and_names_the_known_settings(tmp_path):
+    from autojudge.comparison import mat_ratio
+    from autojudge.sweep import ProblemFigures, figure_columns
+
+    exact = [ProblemFigures(str(i), True, 60, 20 + i % 5) for i in range(20)]
+    judge = [ProblemFigures(str(i), i % 7 != 0, 60, 8 + i % 4) for i in range(20)]
+    problems = {"test": {"exact SD W=8": figure_columns(exact), "judge t=0.5 W=8": figure_columns(judge)}}
+    path = tmp_path / "compare.json"
+    path.write_text(json.dumps({"protocol": {"bootstrap_samples": 300, "seed": 1}, "problems": problems}))
+    args = ("interval", "--file", str(path), "--split", "test")
+    result = _autojudge(*args, "--a", "judge t=0.5 W=8", "--b", "exact SD W=8", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout.splitlines()[-1]) == mat_ratio(judge, exact, 300, 1)
+    assert "95% CI" in result.stdout
+    listed = _autojudge(*args, "--list", cwd=tmp_path)
+    assert listed.returncode == 0 and listed.stdout.splitlines() == ["exact SD W=8", "judge t=0.5 W=8"]
+    wrong = _autojudge(
+        *args, "--a", "topk", "--b", "exact SD W=8", "--statistic", "accuracy-drop", cwd=tmp_path
+    )
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert "no setting 'topk' on split 'test'; known: exact SD W=8, judge t=0.5 W=8" in wrong.stderr

@@ -7,7 +7,6 @@ import torch
 import autojudge.comparison as comparison
 from autojudge.comparison import (
     best_within,
-    candidate_settings,
     choose_points,
     chosen_settings,
     compare_methods,
@@ -15,11 +14,10 @@ from autojudge.comparison import (
     markdown,
     split_table,
 )
-from autojudge.errors import InputError
 from autojudge.evaluation import EvalSummary
 from autojudge.features.hidden_states import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
-from autojudge.sweep import ProblemFigures
+from autojudge.sweep import ProblemFigures, Setting
 
 
 def row(method, accuracy, mat, setting=None):
@@ -58,27 +56,9 @@ def _head() -> JudgeHead:
     )  # fmt: skip
 
 
-def test_every_method_gets_its_grid_then_the_baselines():
-    head = _head()
-    settings = candidate_settings(
-        16, {"judge": head, "selfjudge": head}, [0.99, 0.7], [2, 4], {"fsd-js": [0.1, 0.2]}
-    )
-    methods = [s.method for s in settings]
-    assert methods == [
-        *["judge"] * 2,
-        *["selfjudge"] * 2,
-        "fsd-js",
-        "fsd-js",
-        "topk",
-        "topk",
-        "exact",
-        "target",
-    ]
-    assert [(s.recall, s.threshold) for s in settings[:2]] == [(0.99, 0.1), (0.7, 0.6)]
-    with pytest.raises(InputError, match="no head threshold"):
-        candidate_settings(16, {"judge": head}, [0.9], [], {})
-    with pytest.raises(InputError, match="unknown rules"):
-        candidate_settings(16, {"judge": head}, [0.7], [4], {"random": [0.5]})
+def test_the_test_splits_decode_the_chosen_points_then_the_baselines():
+    settings = [Setting("judge", 16, threshold=t, rate=r) for t, r in ((0.1, 0.5), (0.6, 1.0))]
+    settings += [Setting("topk", 16, k=2, rate=0.5), Setting("exact", 16), Setting("target")]
     chosen = {"1": {"judge": settings[1].name, "topk": None, "exact": None}, "2": {"judge": settings[1].name}}
     assert [s.name for s in chosen_settings(settings, chosen)] == [
         settings[1].name,
@@ -146,7 +126,7 @@ def test_a_split_outside_the_targets_competence_has_no_winner():
 
 
 def _comparison(table: dict, verdict: dict) -> dict:
-    protocol = {"validation_split": "validation", "validation_examples": 40, "grid_size": 2, "window": 8}
+    protocol = {"validation_split": "validation", "validation_examples": 40, "rates": [0.5, 1.0], "window": 8}
     return {
         "protocol": protocol,
         "budgets": ["1"],
@@ -173,15 +153,17 @@ def test_test_answers_cannot_change_a_chosen_point(params, tmp_path, monkeypatch
             outcomes.append((setting, summary, problems))
         return outcomes
 
+    def fake_grid(params, heads):
+        grid = [
+            Setting(m, 32, threshold=t, rate=r)
+            for m in ("judge", "fsd-tv")
+            for t, r in ((0.2, 0.5), (0.9, 1))
+        ]
+        return grid + [Setting("topk", 32, k=k, rate=r) for k, r in ((2, 0.5), (4, 1.0))]
+
     monkeypatch.setattr(comparison, "run_settings", fake_run_settings)
-    compare = params.compare.model_copy(
-        update={
-            "recalls": [0.99, 0.7],
-            "topk": [2, 4],
-            "thresholds": {"fsd-tv": [0.2, 0.9]},
-            "splits": ["test"],
-        }
-    )
+    monkeypatch.setattr(comparison, "candidate_grid", fake_grid)
+    compare = params.compare.model_copy(update={"splits": ["test"]})
     settings = params.model_copy(update={"compare": compare})
     first, _ = compare_methods(settings, head_path, None)
     flipped["value"] = True
@@ -191,4 +173,6 @@ def test_test_answers_cannot_change_a_chosen_point(params, tmp_path, monkeypatch
         first["chosen"]["1"]["fsd-tv"] == "fsd-tv t=0.2 W=32" and first["chosen"]["1"]["topk"] == "top-2 W=32"
     )
     assert first["splits"]["test"]["target_accuracy"] != second["splits"]["test"]["target_accuracy"]
+    assert first["splits"]["test"]["table"]["fsd-tv"]["1"]["grid_edge"]  # the lowest rate: flagged
+    assert "fsd-tv t=0.2 W=32 (grid edge)" in markdown(first)
     assert set(rows) == {"validation", "test"}

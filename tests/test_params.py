@@ -31,12 +31,16 @@ def test_project_params_are_valid(params):
             r"train\.protocol: held_out evaluates on split 'test', which is also mined",
         ),
         (
-            "compare: {window: 4, fly_window_size: 6, thresholds: {fly: [0.3]}}\n",
-            r"compare\.fly_window_size 6 must be smaller than compare\.window 4",
+            "compare: {window: 4, fly_window_size: 6}\n",
+            r"fly_window_size must be in \[1, 3\]",
         ),
         (
-            "compare: {recalls: [0.9], thresholds: {fsd-js: [0.1, 0.2]}}\n",
-            r"every method needs a candidate grid of the same size, got recalls 1, topk 2, thresholds\.fsd-js 2",
+            "compare: {methods: [fsd-js, random]}\n",
+            r"compare\.methods: unknown \['random'\]",
+        ),
+        (
+            "compare: {rates: [0.5, 1.5]}\n",
+            r"compare\.rates\.1: Input should be less than or equal to 1",
         ),
         ("train: {protocol: out_of_fold}\n", r"mining\.split 'train' must equal evaluate\.split 'test'"),
         (

@@ -28,7 +28,7 @@ ParamsOption = Annotated[Path, typer.Option("--params", help="Parameters file.")
 
 
 EVAL_RULES = (
-    "target, draft, exact, topk, judge, fsd-js, fsd-kl, fsd-tv (match-or FSD), fsd-js-published, "
+    "exact, topk, judge, selfjudge, fsd-js, fsd-kl, fsd-tv (match-or FSD), fsd-js-published, "
     "fsd-kl-published, fsd-tv-published, kl-mask, target-entropy, draft-entropy, fly"
 )
 
@@ -41,9 +41,10 @@ def evaluate_command(
         str, typer.Option(help=f"Acceptance rule ({EVAL_RULES}); 'target' or 'draft' decode one model.")
     ] = "exact",
     window: Annotated[int, typer.Option(help="Draft window W.")] = 8,
-    k: Annotated[int, typer.Option(help="K of the top-K rule.")] = 4,
+    top_k: Annotated[int, typer.Option(help="topk: K of the top-K rule.")] = 4,
     head: Annotated[
-        str | None, typer.Option(help="judge: a head file or an MLflow URI such as models:/name@production.")
+        str | None,
+        typer.Option(help="judge, selfjudge: a head file or an MLflow URI such as models:/name@production."),
     ] = None,
     threshold: Annotated[
         float | None,
@@ -91,21 +92,28 @@ def evaluate_command(
     task = get_task(task_name, data_dir)
     examples = task.load_split(split, limit)
     pair = pair_from(settings)
+    config = None
     if rule in ("target", "draft"):
         acceptance, method = None, f"{rule} greedy"
         models = (pair.target if rule == "target" else pair.draft, None)
     else:
+        from autojudge.errors import InputError
+        from autojudge.rules.config import RULES, TRAINING_FREE, RuleConfig
+
+        if rule not in RULES:
+            raise InputError(f"unknown rule {rule!r}; known: target, draft, {', '.join(RULES)}")
+        if rule in TRAINING_FREE and threshold is None:
+            raise InputError(f"--rule {rule} needs --threshold")
         compare = settings.compare
-        acceptance = _acceptance_rule(
+        config = RuleConfig(
             rule,
-            pair,
-            k,
-            head,
-            threshold,
-            compare.kl_mask_confidence if confidence is None else confidence,
-            compare.fly_window_size if fly_window_size is None else fly_window_size,
-            compare.fly_entropy_top_k if fly_entropy_top_k is None else fly_entropy_top_k,
+            threshold=threshold,
+            top_k=top_k if rule == "topk" else None,
+            confidence=compare.confidence if confidence is None else confidence,
+            fly_window_size=compare.fly_window_size if fly_window_size is None else fly_window_size,
+            fly_entropy_top_k=compare.fly_entropy_top_k if fly_entropy_top_k is None else fly_entropy_top_k,
         )
+        acceptance = _acceptance_rule(config, window, pair, head)
         method, models = f"sd {acceptance.describe()} W={window}", (pair.target, pair.draft)
     decoder = BatchedDecoder(
         *models,
@@ -119,7 +127,18 @@ def evaluate_command(
     prompts = [
         encode_prompt(pair.tokenizer, task.build_prompt(e), settings.pair.chat_template) for e in examples
     ]
-    generations = decoder.generate([Request(prompt, acceptance) for prompt in prompts], method)
+
+    def generate(acceptance, config, label: str):
+        """The prompts decoded by the engine of ``decoding.engine``."""
+        if settings.decoding.engine == "vllm":
+            from autojudge.vllm_sweep import Job, decode_on_vllm
+
+            job = Job(rule if config is None else "speculative", window, config)
+            heads = {config.rule: head} if config is not None and config.needs_head else {}
+            return decode_on_vllm(settings, [job], prompts, pair.eos_token_ids, heads)[0]
+        return decoder.generate([Request(prompt, acceptance) for prompt in prompts], label)
+
+    generations = generate(acceptance, config, method)
     summary, results = score(task, examples, generations, pair.tokenizer, method)
     intervals = summary_intervals(results, samples)
     accuracy = intervals["accuracy"]
@@ -132,23 +151,21 @@ def evaluate_command(
     )
     report = {**summary.as_dict(), "intervals": intervals}
     if versus_exact:
-        report["versus_exact_sd"] = _versus_exact(
-            decoder, prompts, task, examples, pair, results, window, samples
-        )
+        report["versus_exact_sd"] = _versus_exact(generate, task, examples, pair, results, window, samples)
     if output is not None:
         write_json(output, report)
 
 
-def _versus_exact(decoder, prompts, task, examples, pair, results, window: int, samples: int) -> dict:
+def _versus_exact(generate, task, examples, pair, results, window: int, samples: int) -> dict:
     """Exact SD on the same problems: the rule's MAT ratio and accuracy drop, 95% paired-bootstrap intervals."""
     from autojudge.comparison import accuracy_drop, mat_ratio
-    from autojudge.decoding.batched import Request
     from autojudge.decoding.rules import ExactMatch
     from autojudge.evaluation import score
+    from autojudge.rules.config import RuleConfig
     from autojudge.sweep import problem_figures
 
     method = f"sd exact W={window}"
-    generations = decoder.generate([Request(prompt, ExactMatch()) for prompt in prompts], method)
+    generations = generate(ExactMatch(), RuleConfig("exact"), method)
     exact = problem_figures(score(task, examples, generations, pair.tokenizer, method)[1])
     decoded = problem_figures(results)
     figures = {
@@ -163,27 +180,17 @@ def _versus_exact(decoder, prompts, task, examples, pair, results, window: int, 
     return figures
 
 
-def _acceptance_rule(
-    rule: str,
-    pair,
-    k: int,
-    head: str | None,
-    threshold: float | None,
-    confidence: float,
-    fly_window_size: int,
-    fly_entropy_top_k: int,
-):
+def _acceptance_rule(config, window: int, pair, head: str | None):
     """The speculative decoding rule named on the command line; a head must fit the pair."""
-    from autojudge.decoding.factory import build_rule
-    from autojudge.decoding.rules import JudgeRule
-    from autojudge.decoding.training_free import TRAINING_FREE, training_free_rule
     from autojudge.errors import InputError, ModelPairError
     from autojudge.models.pair import tokenizer_hash
     from autojudge.registry.versions import resolve_head
+    from autojudge.rules.build import build_rule
 
-    if rule == "judge":
+    judge = None
+    if config.needs_head:
         if head is None:
-            raise InputError("--rule judge needs --head (a head file or models:/<name>@<alias>)")
+            raise InputError(f"--rule {config.rule} needs --head (a head file or models:/<name>@<alias>)")
         judge = resolve_head(head)
         try:
             judge.check_models(
@@ -194,14 +201,7 @@ def _acceptance_rule(
             )
         except ModelPairError as error:
             raise ModelPairError(f"--head {head}: {error}") from None
-        return JudgeRule(judge, threshold)
-    if rule in TRAINING_FREE:
-        if threshold is None:
-            raise InputError(f"--rule {rule} needs --threshold")
-        return training_free_rule(rule, threshold, confidence, fly_window_size, fly_entropy_top_k)
-    if rule not in ("exact", "topk"):
-        raise InputError(f"unknown rule {rule!r}; known: {EVAL_RULES}")
-    return build_rule(rule, k)
+    return build_rule(config, window, judge)
 
 
 PresetOption = Annotated[str | None, typer.Option(help="A preset in presets/ merged over the params file.")]
@@ -328,6 +328,47 @@ def bench_reference(
         )
 
 
+@bench_app.command("engines")
+def bench_engines(
+    split: Annotated[str, typer.Option(help="Split to decode.")] = "validation",
+    limit: Annotated[int, typer.Option(help="The first N problems.")] = 40,
+    head: Annotated[
+        Path | None, typer.Option(help="The AutoJudge head, if present (default heads/<task>/).")
+    ] = None,
+    selfjudge_head: Annotated[Path, typer.Option(help="The SelfJudge head, if present.")] = Path(
+        "selfjudge/head/head.safetensors"
+    ),
+    out: Annotated[Path, typer.Option(help="Results file.")] = Path("results/evaluation_engines.json"),
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """The reference engine vs vLLM with the plugin on the comparison's sweep (its candidate grid, exact
+    SD, target greedy) on the same problems: wall time of each and how often their tokens agree."""
+    from datetime import date
+
+    from autojudge.bench.engines import compare_engines
+    from autojudge.grids import candidate_grid
+    from autojudge.heads.artifact import load_head
+    from autojudge.params import load_params
+    from autojudge.setting import Setting
+
+    settings = load_params(params)
+    candidates = {
+        "judge": head or Path("heads") / settings.task.name / "head.safetensors",
+        "selfjudge": selfjudge_head,
+    }
+    files = {method: path for method, path in candidates.items() if path.is_file()}  # the heads there are
+    grid = candidate_grid(settings, {method: load_head(path) for method, path in files.items()})
+    window = settings.compare.window
+    sweep = [*grid, Setting("exact", window), Setting("target")]
+    report = compare_engines(settings, sweep, split, limit, files)
+    report["command"] = f"autojudge bench engines --split {split} --limit {limit}"
+    report["date"] = date.today().isoformat()
+    write_json(out, report)
+    for row in report["settings"]:
+        typer.echo(f"{row['setting']:>32}: identical {row['identical_share']:.2f}")
+    typer.echo(f"seconds {report['seconds']}; lossless identical: {report['lossless_identical']}")
+
+
 @bench_app.command("batched")
 def bench_batched(
     split: Annotated[str, typer.Option(help="Split to decode.")] = "test",
@@ -336,17 +377,18 @@ def bench_batched(
     out: Annotated[Path, typer.Option(help="Results file.")] = Path("results/batched_engine_bench.json"),
     params: ParamsOption = Path("params.yaml"),
 ) -> None:
-    """The batched reference engine vs the one-sequence engine on a compare-like sweep: exact SD, top-K
-    and every training-free rule of compare.thresholds at its first threshold, on the same problems."""
+    """The batched reference engine vs the one-sequence engine on a compare-like sweep: exact SD and every
+    rule of compare.methods at its candidate for half the validation mismatches, on the same problems."""
     import torch
 
     from autojudge.bench.batched import benchmark_batched_engine
     from autojudge.decoding.batched import Request
-    from autojudge.decoding.rules import ExactMatch, TopK
-    from autojudge.decoding.training_free import training_free_rule
+    from autojudge.grids import candidate_grid
     from autojudge.models.prompts import encode_prompt
     from autojudge.params import load_params
+    from autojudge.rules.build import build_rule
     from autojudge.runtime import pair_from
+    from autojudge.sweep import Setting
     from autojudge.tasks import get_task
 
     settings = load_params(params)
@@ -354,13 +396,10 @@ def bench_batched(
         torch.set_num_threads(settings.toy.threads)
     task = get_task(settings.task.name, settings.task.data_dir)
     pair = pair_from(settings)
-    compare = settings.compare
-    rules = [ExactMatch(), TopK(compare.topk[0])] + [
-        training_free_rule(
-            method, values[0], compare.kl_mask_confidence, compare.fly_window_size, compare.fly_entropy_top_k
-        )
-        for method, values in compare.thresholds.items()
-    ]
+    compare = settings.compare.model_copy(update={"rates": [0.5]})
+    grid = candidate_grid(settings.model_copy(update={"compare": compare}), {})
+    swept = [Setting("exact", compare.window), *grid]
+    rules = [build_rule(setting.rule_config(compare), compare.window) for setting in swept]
     prompts = [
         encode_prompt(pair.tokenizer, task.build_prompt(e), settings.pair.chat_template)
         for e in task.load_split(split, limit)
@@ -588,6 +627,42 @@ def vllm_check(
         typer.echo("an engine enabling the plugin would NOT start: " + "; ".join(report["problems"]))
         raise typer.Exit(1)
     typer.echo("an engine enabling the plugin would start")
+
+
+@app.command()
+def interval(
+    file: Annotated[
+        Path, typer.Option(help="A compare.json or crossdomain.json holding per-problem figures.")
+    ] = Path("metrics/arith/compare.json"),
+    split: Annotated[
+        str, typer.Option(help="Split (compare: validation or a test split; crossdomain: task:split).")
+    ] = "test",
+    a: Annotated[str | None, typer.Option("--a", help="Setting A (e.g. 'target alone').")] = None,
+    b: Annotated[str | None, typer.Option("--b", help="Setting B (e.g. 'exact SD W=32').")] = None,
+    statistic: Annotated[
+        str, typer.Option(help="accuracy-drop: accuracy of A minus B; mat-ratio: MAT of A over B.")
+    ] = "mat-ratio",
+    list_settings: Annotated[
+        bool, typer.Option("--list", help="Print the setting names decoded on --split, then stop.")
+    ] = False,
+) -> None:
+    """Recompute an interval of a comparison or cross-domain file from its per-problem figures alone."""
+    from autojudge.intervals import load_stored, recompute
+
+    stored = load_stored(file)
+    if list_settings:
+        for name in stored.settings(split):
+            typer.echo(name)
+        return
+    if a is None or b is None:
+        known = "; ".join(stored.settings(split))
+        raise typer.BadParameter(f"name both settings; on split {split!r}: {known}", param_hint="--a/--b")
+    result = recompute(stored, split, a, b, statistic)
+    typer.echo(
+        f"{statistic} of {a!r} vs {b!r} on {split} ({stored.samples} bootstrap samples, seed "
+        f"{stored.seed}): {result['value']:.6g} [95% CI {result['low']:.6g}, {result['high']:.6g}]"
+    )
+    typer.echo(json.dumps(result))
 
 
 def main() -> None:

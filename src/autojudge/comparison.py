@@ -1,8 +1,8 @@
 """Comparing every acceptance rule and judge head under one protocol, with a verdict from intervals.
 
-The protocol, the same for every method: each method has a candidate grid of the same size (head
-thresholds for validation recalls, top-K values, divergence or entropy thresholds). All grids are
-decoded on the validation split; for each accuracy budget, a method's operating point is its
+The protocol, the same for every method: each method's candidates sit at the same acceptance rates of
+the validation mismatches, from a share up to all of them (:mod:`autojudge.grids`; exact SD is rate
+0), so no method is cut off by where a hand-picked grid stops. All grids are decoded on the validation split; for each accuracy budget, a method's operating point is its
 highest-MAT candidate whose accuracy drop against target greedy on validation is within the budget
 (:func:`choose_points`). Only the chosen points are decoded on the test splits, so nothing on a test
 split chooses anything. There, each method gets a 95% paired-bootstrap interval over problems for its
@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autojudge.decoding.training_free import TRAINING_FREE
-from autojudge.errors import InputError
-from autojudge.heads.artifact import JudgeHead, load_head
+from autojudge import serving
+from autojudge.grids import candidate_grid
+from autojudge.heads.artifact import load_head
 from autojudge.heads.out_of_fold import fold_heads_for
 from autojudge.params import Params
+from autojudge.rules.config import COMPARED_RULES as RULES
+from autojudge.rules.config import HEADS
 from autojudge.stats import mean_difference, paired_bootstrap, rate_ratio
-from autojudge.sweep import ProblemFigures, Setting, run_settings, summary_row
+from autojudge.sweep import ProblemFigures, Setting, figure_columns, run_settings, summary_row
 
-HEADS = ("judge", "selfjudge")
-RULES = (*TRAINING_FREE, "topk")  # need no mining or training
 LABELS = {
     "judge": "AutoJudge head",
     "selfjudge": "SelfJudge head",
@@ -63,41 +63,6 @@ COST = {"exact": 0, **dict.fromkeys(RULES, 1), **dict.fromkeys(HEADS, 2)}  # 2: 
 MIN_COMPETENCE = 0.5  # target greedy accuracy below this: the split cannot rank methods
 
 
-def head_thresholds(head: JudgeHead, recalls: list[float]) -> list[tuple[float, float]]:
-    """(recall, threshold) pairs of the head for the requested validation recalls."""
-    stored = {round(float(r), 6): t for r, t in head.info.get("thresholds_by_recall", {}).items()}
-    missing = [r for r in recalls if round(r, 6) not in stored]
-    if missing:
-        raise InputError(
-            f"compare.recalls {missing} have no head threshold; the head has {sorted(stored)} (evaluate.recalls)"
-        )
-    return [(r, stored[round(r, 6)]) for r in recalls]
-
-
-def candidate_settings(
-    window: int,
-    heads: dict[str, JudgeHead],
-    recalls: list[float],
-    topk: list[int],
-    thresholds: dict[str, list[float]],
-) -> list[Setting]:
-    """Every candidate of the validation sweep (params check that the grids have one size), then exact SD
-    and target greedy."""
-    unknown = sorted(set(thresholds) - set(TRAINING_FREE))
-    if unknown:
-        raise InputError(f"compare.thresholds: unknown rules {unknown}; known: {', '.join(TRAINING_FREE)}")
-    settings = [
-        Setting(method, window, threshold=t, recall=r)
-        for method, head in heads.items()
-        for r, t in head_thresholds(head, recalls)
-    ]
-    settings += [
-        Setting(method, window, threshold=t) for method in TRAINING_FREE for t in thresholds.get(method, [])
-    ]
-    settings += [Setting("topk", window, k=k) for k in topk]
-    return [*settings, Setting("exact", window), Setting("target")]
-
-
 def best_within(rows: list[dict], method: str, target_accuracy: float, budget: float) -> dict | None:
     """The row of ``method`` with the highest MAT whose accuracy drop vs target is <= budget."""
     eligible = [r for r in rows if r["method"] == method and target_accuracy - r["accuracy"] <= budget + 1e-9]
@@ -130,6 +95,18 @@ def chosen_settings(candidates: list[Setting], chosen: dict[str, dict[str, str |
 def _interval(point_low_high: tuple[float, float, float]) -> dict[str, float]:
     point, low, high = point_low_high
     return {"value": point, "low": low, "high": high}
+
+
+def _columns(figures: dict[str, list[ProblemFigures]]) -> dict[str, dict[str, list]]:
+    """Setting name -> its per-problem figures as parallel lists: what every interval is computed from."""
+    return {name: figure_columns(problems) for name, problems in figures.items()}
+
+
+def _at_edge(validation: dict[str, dict], method: str, name: str) -> bool:
+    """Whether ``name`` is its method's lowest- or highest-rate candidate on validation."""
+    rates = [row["rate"] for row in validation.values() if row.get("method") == method and row.get("rate")]
+    rate = validation[name].get("rate")
+    return bool(rates) and rate in (min(rates), max(rates))
 
 
 def _rates(figures: list[ProblemFigures]) -> list[tuple[int, int]]:
@@ -175,6 +152,7 @@ def split_table(
                 drop = accuracy_drop(target, decoded, samples, seed)
                 entry = {
                     "setting": name,
+                    "grid_edge": _at_edge(validation, method, name),
                     "validation_accuracy": validation[name]["accuracy"],
                     "validation_mat": validation[name]["mat"],
                     "accuracy": sum(p.correct for p in decoded) / len(decoded),
@@ -285,8 +263,9 @@ def budget_table(split: dict, budget: str) -> str:
         if entry is None:
             lines.append(f"| {LABELS[method]} | none within the budget | | | | | | |")
             continue
+        edge = " (grid edge)" if entry.get("grid_edge") else ""
         lines.append(
-            f"| {LABELS[method]} | {entry['setting']} | {entry['validation_mat']:.2f} "
+            f"| {LABELS[method]} | {entry['setting']}{edge} | {entry['validation_mat']:.2f} "
             f"| {100 * entry['accuracy']:.1f}% | {_points(entry['accuracy_drop'])} | {entry['mat']:.2f} "
             f"| {_ratio_text(entry['mat_gain_vs_exact_sd'])} | {'yes' if entry['within_budget'] else 'no'} |"
         )
@@ -298,9 +277,10 @@ def markdown(comparison: dict) -> str:
     protocol = comparison["protocol"]
     parts = [
         f"Operating points chosen on the first {protocol['validation_examples']} problems of the "
-        f"{protocol['validation_split']} split (a grid of {protocol['grid_size']} candidates per method, "
-        f"W={protocol['window']}: the highest validation MAT within the budget), then decoded once on the test "
-        "split; 95% paired-bootstrap intervals over problems."
+        f"{protocol['validation_split']} split (each method's candidates at the acceptance rates "
+        f"{', '.join(f'{r:g}' for r in protocol['rates'])} of the validation mismatches, W={protocol['window']}: "
+        "the highest validation MAT within the budget; *grid edge*: the method's lowest or highest rate), then "
+        "decoded once on the test split; 95% paired-bootstrap intervals over problems."
     ]
     for split, figures in comparison["splits"].items():
         for budget in comparison["budgets"]:
@@ -312,6 +292,8 @@ def markdown(comparison: dict) -> str:
             )
     methods = [m for m in LABELS if any(m in s["table"] for s in comparison["splits"].values())]
     parts.append("Methods: " + "; ".join(f"{LABELS[m]}: {SOURCES[m]}" for m in methods) + ".")
+    if "serving" in comparison:
+        parts.append(serving.markdown(comparison["serving"]))
     return "\n\n".join(parts)
 
 
@@ -319,7 +301,10 @@ def compare_methods(
     params: Params, head: Path, selfjudge_head: Path | None
 ) -> tuple[dict, dict[str, list[dict]]]:
     """The protocol on params.compare: the validation sweep, the chosen points on every test split, the
-    tables and verdicts; also every decoded row per split (``validation`` included) for the plots."""
+    tables and verdicts; also every decoded row per split (``validation`` included) for the plots.
+
+    ``problems`` keeps, per split (``validation`` included), every decoded setting's per-problem figures,
+    so that any interval can be recomputed from the file alone (:mod:`autojudge.intervals`)."""
     settings = params.compare
     heads, more_heads = {"judge": load_head(head)}, {}
     if selfjudge_head is not None:
@@ -330,9 +315,8 @@ def compare_methods(
         folds = fold_heads_for(params, head.parent, split)
         return run_settings(params, candidates, split, limit, head, more_heads, folds)
 
-    candidates = candidate_settings(
-        settings.window, heads, settings.recalls, settings.topk, settings.thresholds
-    )
+    grid = candidate_grid(params, heads)
+    candidates = [*grid, Setting("exact", settings.window), Setting("target")]
     validated = decode(candidates, settings.validation_split, settings.validation_limit)
     validation_rows = [summary_row(setting, summary) for setting, summary, _ in validated]
     chosen = choose_points(validation_rows, settings.budgets)
@@ -341,7 +325,7 @@ def compare_methods(
         "protocol": {
             "validation_split": settings.validation_split,
             "validation_examples": validation_rows[0]["examples"],
-            "grid_size": len(settings.recalls),
+            "rates": list(settings.rates),
             "window": settings.window,
             "test_limit": settings.limit,
             "bootstrap_samples": samples,
@@ -352,6 +336,7 @@ def compare_methods(
         "validation": validation_rows,
         "splits": {},
         "decisions": {},
+        "problems": {"validation": _columns({s.name: problems for s, _, problems in validated})},
     }
     by_name = {row["setting"]: row for row in validation_rows}
     for split in settings.splits:
@@ -361,4 +346,5 @@ def compare_methods(
         table = split_table(chosen, figures, by_name, samples, seed)
         result["splits"][split] = {**table, "settings": rows[split]}
         result["decisions"][split] = {b: decision(table, b, figures, samples, seed) for b in chosen}
+        result["problems"][split] = _columns(figures)
     return result, rows

@@ -19,7 +19,7 @@ from autojudge.comparison import MIN_COMPETENCE, accuracy_drop, mat_ratio
 from autojudge.errors import InputError
 from autojudge.heads.artifact import load_head
 from autojudge.params import Params
-from autojudge.sweep import ProblemFigures, Setting, run_settings
+from autojudge.sweep import ProblemFigures, Setting, figure_columns, run_settings
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,8 @@ class Domain:
 
 
 def head_method(task: str) -> str:
-    """The sweep's method name of a task's head."""
-    return f"{task} head"
+    """The sweep's key of a task's head (its settings: method judge, ``head`` the task)."""
+    return Setting("judge", head=task).head_key
 
 
 def domain_row(
@@ -73,15 +73,18 @@ def domain_row(
 
 
 def cross_domain(params: Params, heads: dict[str, Path]) -> dict:
-    """Every head of ``heads`` (pipeline task -> head file) on every domain of params.crossdomain."""
+    """Every head of ``heads`` (pipeline task -> head file) on every domain of params.crossdomain; with
+    ``problems`` (domain -> setting name -> per-problem figures) and the bootstrap's samples and seed, so
+    that every interval can be recomputed from the file alone (:mod:`autojudge.intervals`)."""
     settings = params.crossdomain
     missing = [str(path) for path in heads.values() if not path.is_file()]
     if missing:
         raise InputError(f"crossdomain: head files not found: {missing}")
     thresholds = {task: load_head(path).threshold for task, path in heads.items()}
     methods = [Setting("target"), Setting("exact", settings.window)]
-    methods += [Setting(head_method(task), settings.window, threshold=t) for task, t in thresholds.items()]
+    methods += [Setting("judge", settings.window, threshold=t, head=task) for task, t in thresholds.items()]
     rows: dict[str, list[dict]] = {task: [] for task in heads}
+    problems: dict[str, dict[str, dict[str, list]]] = {}  # domain -> setting name -> per-problem figures
     own = {task: Domain(task, params.for_task(task).evaluate.split) for task in heads}
     for domain in map(Domain.parse, settings.domains):
         outcomes = run_settings(
@@ -93,6 +96,7 @@ def cross_domain(params: Params, heads: dict[str, Path]) -> dict:
             {head_method(task): path for task, path in heads.items()},
         )
         target, exact, *judged = (figures for _, _, figures in outcomes)
+        problems[domain.name] = {setting.name: figure_columns(figures) for setting, _, figures in outcomes}
         for task, figures in zip(heads, judged, strict=True):
             samples, seed = settings.bootstrap_samples, settings.seed
             rows[task].append(
@@ -104,6 +108,9 @@ def cross_domain(params: Params, heads: dict[str, Path]) -> dict:
         "min_competence": MIN_COMPETENCE,
         "thresholds": thresholds,
         "heads": rows,
+        "bootstrap_samples": settings.bootstrap_samples,
+        "seed": settings.seed,
+        "problems": problems,
     }
 
 

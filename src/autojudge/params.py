@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from autojudge.errors import InputError
+from autojudge.rules.config import COMPARED_RULES, fly_window
 
 
 class Section(BaseModel):
@@ -70,6 +71,9 @@ class DecodingParams(Section):
     max_new_tokens: PositiveInt = 192
     window: PositiveInt = 8
     batch_size: PositiveInt = 128  # rows the reference engine decodes at once (sweeps of many settings)
+    # the engine of evaluate, compare, crossdomain and autojudge eval: the batched reference engine, or
+    # vLLM with the plugin (engine settings of mining.vllm; what users serve with, several GPUs included)
+    engine: Literal["reference", "vllm"] = "reference"
 
 
 class ToyModelParams(Section):
@@ -210,13 +214,15 @@ class CompareParams(Section):
     validation_split: str = "validation"  # where every method's operating point is chosen
     validation_limit: PositiveInt | None = None  # first N problems of it (null: all)
     window: PositiveInt = 16
-    # candidate grids, the same size for every method
-    recalls: list[float] = [0.99, 0.7]  # head thresholds (validation recall)
-    topk: list[PositiveInt] = [2, 4]
-    thresholds: dict[str, list[float]] = {}  # training-free rule -> thresholds
-    kl_mask_confidence: float = Field(default=0.9, gt=0, le=1)  # target top-1 p above: exact verification
+    # every method's candidates at the same validation acceptance rates of mismatches (autojudge.grids)
+    methods: list[str] = list(COMPARED_RULES)  # the rules compared besides the heads (judge, selfjudge)
+    rates: list[Annotated[float, Field(gt=0, le=1)]] = [0.25, 0.5, 0.75, 1.0]
+    # the rules' other keys, named as in autojudge.rules.config (plugin, autojudge eval)
+    confidence: float = Field(default=0.9, gt=0, le=1)  # kl-mask: target top-1 p above: exact verification
     # FLy (thresholds["fly"]: entropy thresholds): vLLM upstream's keys and defaults
-    fly_window_size: int = Field(default=6, ge=0)  # native decisions after a deferred one; < window
+    fly_window_size: PositiveInt | None = (
+        None  # native decisions after a deferred one; null: min(6, window - 1)
+    )
     fly_entropy_top_k: PositiveInt = 3
     budgets: list[float] = [0.01, 0.02]  # accuracy drops vs target greedy in the table
     bootstrap_samples: int = Field(default=2000, ge=100)  # paired bootstrap over problems: 95% intervals
@@ -224,15 +230,16 @@ class CompareParams(Section):
 
     @model_validator(mode="after")
     def _check(self) -> CompareParams:
-        if "fly" in self.thresholds and self.fly_window_size >= self.window:
-            raise ValueError(
-                f"compare.fly_window_size {self.fly_window_size} must be smaller than compare.window {self.window}"
-            )
-        sizes = {"recalls": len(self.recalls), "topk": len(self.topk)}
-        sizes |= {f"thresholds.{rule}": len(values) for rule, values in self.thresholds.items()}
-        if len(set(sizes.values())) != 1 or not self.recalls:
-            listed = ", ".join(f"{name} {size}" for name, size in sizes.items())
-            raise ValueError(f"compare: every method needs a candidate grid of the same size, got {listed}")
+        if "fly" in self.methods:
+            try:
+                fly_window(self.fly_window_size, self.window)
+            except InputError as error:
+                raise ValueError(f"compare.fly_window_size / compare.window: {error}") from None
+        unknown = sorted(set(self.methods) - set(COMPARED_RULES))
+        if unknown:
+            raise ValueError(f"compare.methods: unknown {unknown}; known: {', '.join(COMPARED_RULES)}")
+        if not self.rates:
+            raise ValueError("compare.rates: at least one acceptance rate")
         return self
 
 

@@ -12,40 +12,19 @@ from pathlib import Path
 
 from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.decoding.generation import Generation
-from autojudge.decoding.rules import AcceptanceRule, ExactMatch, JudgeRule, TopK
-from autojudge.decoding.training_free import TRAINING_FREE, training_free_rule
+from autojudge.decoding.rules import AcceptanceRule, JudgeRule
+from autojudge.errors import InputError
 from autojudge.evaluation import EvalSummary, ExampleResult, score
 from autojudge.heads.artifact import JudgeHead, load_head
 from autojudge.heads.out_of_fold import FoldHeads, threshold_at
 from autojudge.models.pair import ModelPair
 from autojudge.models.prompts import encode_prompt
 from autojudge.params import Params
+from autojudge.rules.build import build_rule
 from autojudge.runtime import pair_from, task_from
+from autojudge.setting import ALONE, Setting
 from autojudge.tasks.base import Example
-
-ALONE = ("target", "draft")  # one model, greedy
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One way of decoding: ``method`` is target, draft, exact, topk, a head (judge, selfjudge) or a
-    training-free rule (fsd-js, fsd-kl, fsd-tv, kl-mask, target-entropy, draft-entropy)."""
-
-    method: str
-    window: int = 0
-    k: int = 0
-    threshold: float = 0.0
-    recall: float | None = None  # the validation recall the judge threshold was chosen for
-
-    @property
-    def name(self) -> str:
-        if self.method in ("target", "draft"):
-            return f"{self.method} alone"
-        if self.method == "exact":
-            return f"exact SD W={self.window}"
-        if self.method == "topk":
-            return f"top-{self.k} W={self.window}"
-        return f"{self.method} t={self.threshold:.4g} W={self.window}"
+from autojudge.vllm_sweep import decode_on_vllm, job_of
 
 
 @dataclass(frozen=True)
@@ -62,21 +41,24 @@ def problem_figures(results: list[ExampleResult]) -> list[ProblemFigures]:
     return [ProblemFigures(r.id, r.correct, r.tokens, r.target_passes) for r in results]
 
 
+FIGURE_COLUMNS = ("id", "correct", "tokens", "target_passes")
+
+
+def figure_columns(problems: list[ProblemFigures]) -> dict[str, list]:
+    """Per-problem figures as parallel lists (one per field, in problem order): compact in JSON."""
+    return {column: [getattr(p, column) for p in problems] for column in FIGURE_COLUMNS}
+
+
+def figures_from_columns(columns: dict[str, list]) -> list[ProblemFigures]:
+    """The inverse of :func:`figure_columns`."""
+    return [
+        ProblemFigures(str(i), bool(c), int(t), int(p))
+        for i, c, t, p in zip(*(columns[column] for column in FIGURE_COLUMNS), strict=True)
+    ]
+
+
 def _rule(setting: Setting, params: Params, heads: dict[str, JudgeHead]) -> AcceptanceRule:
-    if setting.method == "exact":
-        return ExactMatch()
-    if setting.method == "topk":
-        return TopK(setting.k)
-    if setting.method in TRAINING_FREE:
-        compare = params.compare
-        return training_free_rule(
-            setting.method,
-            setting.threshold,
-            compare.kl_mask_confidence,
-            compare.fly_window_size,
-            compare.fly_entropy_top_k,
-        )
-    return JudgeRule(heads[setting.method], setting.threshold)
+    return build_rule(setting.rule_config(params.compare), setting.window, heads.get(setting.head_key))
 
 
 def _rules(
@@ -93,7 +75,10 @@ def _rules(
     if setting.method != "judge" or folds is None:
         return [_rule(setting, params, heads)] * len(examples)
     fold_heads, loaded = folds
-    rules = [JudgeRule(head, threshold_at(head, setting.recall)) for head in loaded]
+    if setting.rate is not None:  # a grid candidate: every fold head at the threshold of the full head
+        rules = [JudgeRule(head, setting.threshold) for head in loaded]
+    else:
+        rules = [JudgeRule(head, threshold_at(head, setting.recall)) for head in loaded]
     return [rules[fold_heads.fold(e.id)] for e in examples]
 
 
@@ -127,6 +112,43 @@ def _decode(
     return generations
 
 
+def decode_settings(
+    params: Params,
+    pair: ModelPair,
+    settings: list[Setting],
+    examples: list[Example],
+    head_files: dict[str, Path],
+    fold_heads: FoldHeads | None = None,
+) -> list[Generation]:
+    """Every setting's generation of every example, setting after setting, on ``decoding.engine``.
+
+    ``head_files`` maps head methods (judge, selfjudge) to their files; with ``fold_heads`` method "judge"
+    decodes each problem with the head trained without its fold (reference engine only). On the reference
+    engine all settings' problems are decoded together in batches of ``decoding.batch_size`` rows; on
+    ``vllm``, one engine per head and window (:mod:`autojudge.vllm_sweep`).
+    """
+    task = task_from(params)
+    prompts = [
+        encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template) for e in examples
+    ]
+    if params.decoding.engine == "vllm":
+        if fold_heads:
+            raise InputError(
+                "decoding.engine vllm: fold heads (train.protocol out_of_fold) need the reference engine"
+            )
+        jobs = [job_of(setting, params.compare) for setting in settings]
+        per_setting = decode_on_vllm(params, jobs, prompts, pair.eos_token_ids, head_files)
+        return [generation for decoded in per_setting for generation in decoded]
+    heads = {method: load_head(path) for method, path in head_files.items()}
+    folds = fold_heads and (fold_heads, [load_head(path) for path in fold_heads.paths])
+    requests = [
+        Request(prompt, rule)
+        for setting in settings
+        for prompt, rule in zip(prompts, _rules(setting, examples, params, heads, folds), strict=True)
+    ]
+    return _decode(params, pair, settings, requests)
+
+
 def run_settings(
     params: Params,
     settings: list[Setting],
@@ -136,30 +158,16 @@ def run_settings(
     more_heads: dict[str, Path] | None = None,
     fold_heads: FoldHeads | None = None,
 ) -> list[tuple[Setting, EvalSummary, list[ProblemFigures]]]:
-    """Decode the split with every setting; returns (setting, summary, figures per problem) in order.
-
-    ``head_path`` is the head of method "judge"; ``more_heads`` maps other head methods to their files;
-    with ``fold_heads`` method "judge" decodes each problem with the head trained without its fold. All
-    settings' problems are decoded together in batches of ``decoding.batch_size`` rows.
-    """
+    """Decode the split with every setting (:func:`decode_settings`; ``head_path`` is the head of method
+    "judge", ``more_heads`` maps other head methods to their files); returns (setting, summary, figures
+    per problem) in order."""
     pair, task = pair_from(params), task_from(params)
     examples = task.load_split(split, limit)
-    heads = {method: load_head(path) for method, path in (more_heads or {}).items()}
-    if head_path is not None:
-        heads["judge"] = load_head(head_path)
-    folds = fold_heads and (fold_heads, [load_head(path) for path in fold_heads.paths])
-    prompts = [
-        encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template) for e in examples
-    ]
-    requests = [
-        Request(prompt, rule)
-        for setting in settings
-        for prompt, rule in zip(prompts, _rules(setting, examples, params, heads, folds), strict=True)
-    ]
-    generations = _decode(params, pair, settings, requests)
+    files = {**(more_heads or {}), **({"judge": head_path} if head_path is not None else {})}
+    generations = decode_settings(params, pair, settings, examples, files, fold_heads)
     outcomes = []
     for index, setting in enumerate(settings):
-        decoded = generations[index * len(prompts) : (index + 1) * len(prompts)]
+        decoded = generations[index * len(examples) : (index + 1) * len(examples)]
         summary, results = score(task, examples, decoded, pair.tokenizer, setting.name)
         outcomes.append((setting, summary, problem_figures(results)))
     return outcomes

@@ -2,11 +2,12 @@
 
 import pytest
 import torch
+from helpers import rule
 
 from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.decoding.factory import draft_only, speculative, target_only
+from autojudge.decoding.fly import FlyRule
 from autojudge.decoding.rules import ExactMatch, JudgeRule, TopK
-from autojudge.decoding.training_free import training_free_rule
 from autojudge.features.hidden_states import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.models.prompts import encode_prompt
@@ -72,8 +73,8 @@ def test_mixed_rules_in_small_batches_match_the_one_sequence_engine(tiny_random_
     rules = [
         ExactMatch(),
         TopK(3),
-        training_free_rule("fsd-tv", 0.6, 0.9, 2, 3),
-        training_free_rule("fly", 0.1, 0.9, 1, 3),
+        rule("fsd-tv", 0.6, window),
+        FlyRule(0.1, window_size=1),
         _judge(pair, "both"),
         None,
     ]
@@ -112,9 +113,9 @@ def test_cross_check_on_the_toy_pair(toy_pair, arith_task, params):
     rules = [
         ExactMatch(),
         TopK(4),
-        training_free_rule("fsd-kl", 0.5, 0.9, 6, 3),
-        training_free_rule("kl-mask", 1.0, 0.9, 6, 3),
-        training_free_rule("fly", 0.3, 0.9, 6, 3),
+        rule("fsd-kl", 0.5, window),
+        rule("kl-mask", 1.0, window),
+        rule("fly", 0.3, window),
         _judge(toy_pair, "target"),
     ]
     batched, expected = _both_engines(toy_pair, prompts, rules, window, max_new, batch_size=128)

@@ -4,13 +4,12 @@ import math
 
 import pytest
 import torch
+from helpers import rule
 
-from autojudge.decoding.factory import speculative
 from autojudge.decoding.fly import FlyRule, fly_deferrals, top_k_entropy
-from autojudge.decoding.rules import ExactMatch
-from autojudge.decoding.training_free import training_free_rule
+from autojudge.decoding.rules import Window, accepted_count
 from autojudge.errors import InputError
-from autojudge.models.prompts import encode_prompt
+from autojudge.rules.config import RuleConfig, fly_window
 
 V = 5
 UNSURE = [0.0, 0.0, 0.0, -9.0, -9.0]  # three tokens about equally likely: top-3 entropy ~ ln 3
@@ -63,22 +62,55 @@ def test_the_window_never_looks_into_the_next_request_nor_accepts_forbidden_or_p
 
 
 def test_rule_settings_use_vllm_names_and_are_checked():
-    rule = training_free_rule("fly", 0.3, fly_window_size=4, fly_entropy_top_k=2)
-    assert isinstance(rule, FlyRule) and (rule.window_size, rule.entropy_top_k) == (4, 2)
-    assert rule.describe() == "fly(H_top2>=0.3, window=4)"
-    for bad in ({"window_size": -1}, {"entropy_top_k": 0}, {"entropy_threshold": -0.1}):
+    fly = rule("fly", 0.3, window=8, fly_window_size=4, fly_entropy_top_k=2)
+    assert isinstance(fly, FlyRule) and (fly.window_size, fly.entropy_top_k) == (4, 2)
+    assert fly.describe() == "fly(H_top2>=0.3, window=4)"
+    for bad in ({"window_size": 0}, {"entropy_top_k": 0}, {"entropy_threshold": -0.1}):
         with pytest.raises(InputError, match="fly_"):
-            FlyRule(**{"entropy_threshold": 0.3, **bad})
+            FlyRule(**{"entropy_threshold": 0.3, "window_size": 2, **bad})
 
 
-def test_in_the_reference_engine_a_window_no_draft_can_fill_is_exact_sd(tiny_random_pair, arith_task):
-    prompts = [
-        encode_prompt(tiny_random_pair.tokenizer, arith_task.build_prompt(e))
-        for e in arith_task.load_split("test", 3)
+@pytest.mark.parametrize(
+    ("window_size", "k", "expected"), [(None, 8, 6), (None, 4, 3), (None, 2, 1), (7, 8, 7)]
+)
+def test_the_window_defaults_to_upstreams_min_6_k_minus_1(window_size, k, expected):
+    assert fly_window(window_size, k) == expected
+    assert rule("fly", 0.3, window=k, fly_window_size=window_size).window_size == expected
+
+
+@pytest.mark.parametrize(
+    ("window_size", "k", "message"),
+    [
+        (None, 1, "fly needs at least 2 speculative tokens, got 1"),
+        (4, 4, r"fly_window_size must be in \[1, 3\] \(smaller than num_speculative_tokens 4\), got 4"),
+        (9, 8, r"must be in \[1, 7\]"),
+    ],
+)
+def test_upstreams_refusals(window_size, k, message):
+    with pytest.raises(InputError, match=message):
+        rule("fly", 0.3, window=k, fly_window_size=window_size)
+    with pytest.raises(InputError, match="fly_window_size must be at least 1, got 0"):
+        RuleConfig("fly", 0.3, fly_window_size=0)
+
+
+def test_with_the_default_window_the_last_w_positions_are_never_deferred():
+    """K = 4, so W = 3: only row 0 has three rows after it. An unsure mismatch at row 0 followed by three
+    agreeing rows is deferred; at row 1, followed by two agreeing rows, it is corrected (W = 2 would defer)."""
+    target = _rows([1, 1, 3, 4], unsure={0, 1})
+    first, second = torch.tensor([2, 1, 3, 4]), torch.tensor([1, 2, 3, 4])
+    fly = rule("fly", 0.5, window=4)
+    assert fly.accept_mismatch(Window(first, target, None, torch.zeros(4, 2))).tolist() == [
+        True,
+        False,
+        False,
+        False,
     ]
-    exact = speculative(tiny_random_pair, ExactMatch(), window=4, max_new_tokens=24)
-    never = speculative(tiny_random_pair, FlyRule(0.0, window_size=4), window=4, max_new_tokens=24)
-    loose = speculative(tiny_random_pair, FlyRule(0.0, window_size=0), window=4, max_new_tokens=24)
-    for prompt in prompts:
-        assert never.generate(prompt).tokens == exact.generate(prompt).tokens
-        assert loose.generate(prompt).stats.accepted_mismatches > 0  # window 0, gate 0: every mismatch
+    late = Window(second, target, None, torch.zeros(4, 2))
+    assert not fly.accept_mismatch(late).any()
+    assert accepted_count(fly, late) == (1, 0)
+    assert rule("fly", 0.5, window=4, fly_window_size=2).accept_mismatch(late).tolist() == [
+        False,
+        True,
+        False,
+        False,
+    ]

@@ -2,16 +2,11 @@
 
 import pytest
 import torch
+from helpers import rule
 
 from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.decoding.rules import Window, accepted_count
-from autojudge.decoding.training_free import (
-    TRAINING_FREE,
-    EntropyRule,
-    FuzzyRule,
-    KLMaskRule,
-    training_free_rule,
-)
+from autojudge.decoding.training_free import EntropyRule, FuzzyRule, KLMaskRule
 from autojudge.errors import InputError
 from autojudge.models.prompts import encode_prompt
 
@@ -39,10 +34,10 @@ def test_fsd_as_published_rejects_a_match_whose_divergence_is_too_large():
     # position 0: both models pick token 0 but TV = 0.3; position 1: a mismatch with TV = 0.05
     matched = window([[0.6, 0.3, 0.1], [0.5, 0.45, 0.05]], [[0.9, 0.05, 0.05], [0.45, 0.5, 0.05]])
     assert accepted_count(FuzzyRule(0.1, "tv"), matched) == (2, 1)  # match-or: the match stands
-    published = training_free_rule("fsd-tv-published", 0.1)
+    published = rule("fsd-tv-published", 0.1)
     assert not published.keeps_matches
     assert accepted_count(published, matched) == (0, 0)
-    assert accepted_count(training_free_rule("fsd-tv-published", 0.4), matched) == (2, 1)
+    assert accepted_count(rule("fsd-tv-published", 0.4), matched) == (2, 1)
 
 
 def test_fsd_as_published_emits_the_match_or_tokens_with_more_target_passes(toy_pair, arith_task, params):
@@ -51,7 +46,7 @@ def test_fsd_as_published_emits_the_match_or_tokens_with_more_target_passes(toy_
         encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e))
         for e in arith_task.load_split("test", 8)
     ]
-    rules = [training_free_rule("fsd-tv", 0.09), training_free_rule("fsd-tv-published", 0.09)]
+    rules = [rule("fsd-tv", 0.09), rule("fsd-tv-published", 0.09)]
     decoder = BatchedDecoder(
         toy_pair.target, toy_pair.draft, toy_pair.vocab_size, toy_pair.eos_token_ids, 32, 192, batch_size=16
     )
@@ -75,11 +70,8 @@ def test_entropy_rules_accept_uncertain_positions():
     assert EntropyRule(0.5, "draft").accept_mismatch(W).tolist() == [True, False, True]  # H(draft 2) ~ 0.52
 
 
-def test_factory_names_and_errors():
-    assert [training_free_rule(m, 0.1).name for m in TRAINING_FREE] == list(TRAINING_FREE)
+def test_rule_classes_refuse_bad_settings():
     with pytest.raises(InputError, match="unknown divergence 'hellinger'"):
-        training_free_rule("fsd-hellinger", 0.1)
-    with pytest.raises(InputError, match="unknown training-free rule"):
-        training_free_rule("random", 0.1)
+        FuzzyRule(0.1, "hellinger")
     with pytest.raises(InputError, match="confidence"):
         KLMaskRule(0.1, confidence=0.0)

@@ -30,13 +30,15 @@ def test_additional_config_wins_over_the_environment():
         ({"rule": "topk"}, "needs top_k >= 1"),
         ({"rule": "topk", "top_k": "many"}, "bad value"),
         ({"rule": "judge"}, "needs judge_head"),
-        ({"rule": "divergence", "divergence": "kl"}, "needs a threshold"),
-        ({"rule": "divergence", "divergence": "hellinger", "threshold": 0.1}, "unknown divergence"),
+        ({"rule": "fsd-kl"}, "rule 'fsd-kl' needs a threshold"),
+        ({"rule": "fsd-tv", "threshold": 1.5}, r"threshold in \[0, 1\], got 1.5"),
+        ({"rule": "judge", "judge_head": "h", "threshold": -5}, r"threshold in \[0, 1\], got -5"),
+        ({"rule": "kl-mask", "threshold": 0.1, "confidence": 1.5}, r"confidence must be in \(0, 1\]"),
         ({"rule": "exact", "window": 3}, r"unknown keys \['window'\]"),
         ({"top_k": 3}, "must name a 'rule'"),
         ({"rule": "judge", "judge_head": "h", "threshold": "nan"}, "must be finite"),
-        ({"rule": "fly", "fly_window_size": -1}, "fly needs fly_window_size >= 0"),
-        ({"rule": "fly", "fly_entropy_top_k": 0}, "fly_entropy_top_k >= 1"),
+        ({"rule": "fly", "threshold": 0.3, "fly_window_size": 0}, "fly_window_size must be at least 1"),
+        ({"rule": "fly", "threshold": 0.3, "fly_entropy_top_k": 0}, "fly_entropy_top_k must be positive"),
     ],
 )
 def test_bad_engine_config_is_refused_by_name(raw, message):
@@ -58,8 +60,10 @@ def test_request_overrides_change_the_rule_but_keep_the_engine_head():
     assert request_config(engine, {"autojudge": {"rule": "exact"}}) == PluginConfig("exact", judge_head="h")
     with pytest.raises(InputError, match=r"unknown keys \['judge_head'\]"):
         request_config(engine, {"autojudge": {"judge_head": "other"}})
-    with pytest.raises(InputError, match="rule 'divergence' on an engine whose rule is not"):
-        request_config(engine, {"autojudge": {"rule": "divergence", "threshold": 0.1}})
+    with pytest.raises(InputError, match="reads the drafter's logits, on an engine whose rule"):
+        request_config(engine, {"autojudge": {"rule": "fsd-kl", "threshold": 0.1}})
+    selfjudge = request_config(engine, {"autojudge_rule": "selfjudge"})  # a head like any other
+    assert (selfjudge.rule, selfjudge.judge_head, selfjudge.threshold) == ("selfjudge", "h", None)
     with pytest.raises(InputError, match="needs judge_head"):
         request_config(PluginConfig("exact"), {"autojudge": {"rule": "judge"}})
 
@@ -73,13 +77,6 @@ def test_flat_request_keys_are_what_the_openai_server_can_carry():
         request_config(engine, {"autojudge_window": 3})
     with pytest.raises(InputError, match="needs judge_head"):
         request_config(PluginConfig("exact"), {"autojudge_rule": "judge"})
-
-
-def test_the_plugin_knows_every_divergence_without_importing_torch():
-    from autojudge.decoding.divergence import DIVERGENCES as IMPLEMENTED
-    from autojudge.vllm_plugin.config import DIVERGENCES
-
-    assert sorted(DIVERGENCES) == sorted(IMPLEMENTED)
 
 
 def _save_head(directory, params, repo, source="target", target_size=None, vocabulary=None):
@@ -117,8 +114,10 @@ def test_mismatched_heads_are_refused_naming_head_and_models(tmp_path, params, r
 
 
 def test_fly_takes_vllm_upstreams_keys_per_engine_and_per_request():
-    engine = parse_config({"rule": "fly", "fly_window_size": "4", "fly_entropy_threshold": 0.5})
-    assert (engine.fly_window_size, engine.fly_entropy_threshold, engine.fly_entropy_top_k) == (4, 0.5, 3)
-    assert engine.describe() == "fly(entropy_top3 >= 0.5, window=4)"
-    request = request_config(engine, {"autojudge_fly_entropy_threshold": 0.2})
-    assert request.fly_entropy_threshold == 0.2 and request.fly_window_size == 4
+    engine = parse_config({"rule": "fly", "fly_window_size": "4", "threshold": 0.5})
+    assert (engine.fly_window_size, engine.threshold, engine.fly_entropy_top_k) == (4, 0.5, 3)
+    assert engine.describe() == "fly(threshold=0.5, fly_window_size=4, fly_entropy_top_k=3)"
+    request = request_config(engine, {"autojudge_threshold": 0.2}, num_speculative_tokens=8)
+    assert request.threshold == 0.2 and request.fly_window_size == 4
+    with pytest.raises(InputError, match=r"fly_window_size must be in \[1, 7\]"):
+        request_config(engine, {"autojudge_fly_window_size": 8}, num_speculative_tokens=8)

@@ -101,13 +101,11 @@ def test_judge_at_the_head_threshold_agrees_with_the_reference_engine(
 
 def test_fly_agrees_with_the_reference_engine(judge_llm, toy_pair, arith_task, params):
     """FLy per request (vLLM upstream's keys) on a batch of requests: vLLM's flat rows, split by request."""
-    settings = {"fly_window_size": 4, "fly_entropy_threshold": 0.3, "fly_entropy_top_k": 3}
+    settings = {"fly_window_size": 4, "threshold": 0.3, "fly_entropy_top_k": 3}
     examples = arith_task.load_split("test", FLY_PROBLEMS)
     prompts = [encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e)) for e in examples]
     max_new = params.decoding.max_new_tokens
-    rule = FlyRule(
-        settings["fly_entropy_threshold"], settings["fly_window_size"], settings["fly_entropy_top_k"]
-    )
+    rule = FlyRule(settings["threshold"], settings["fly_window_size"], settings["fly_entropy_top_k"])
     reference = [speculative(toy_pair, rule, params.decoding.window, max_new).generate(p) for p in prompts]
     ours = decode(judge_llm, prompts, max_new, toy_pair.eos_token_ids, override={"rule": "fly", **settings})
     exact = decode(judge_llm, prompts, max_new, toy_pair.eos_token_ids, override={"rule": "exact"})

@@ -32,7 +32,7 @@ def _metadata(num_draft_tokens, draft_token_ids):
 
 
 def _state(drafted):
-    state = RunnerState(config=PluginConfig("topk", top_k=4), head=None)
+    state = RunnerState(config=PluginConfig("topk", top_k=4), head=None, num_speculative_tokens=4)
     state.drafted = set(drafted)
     state.pending_hidden = torch.zeros(16, 3)
     return state

@@ -65,7 +65,16 @@ def test_a_request_picks_its_rule_and_sees_what_it_accepted(served_target, toy_t
     ("xargs", "reason"),
     [
         ({"autojudge_rule": "judge"}, "rule 'judge' needs judge_head"),
-        ({"autojudge_rule": "divergence", "autojudge_threshold": 0.1}, "engine whose rule is not"),
+        ({"autojudge_rule": "fsd-kl", "autojudge_threshold": 0.1}, "reads the drafter's logits"),
+        (
+            {"autojudge_rule": "target-entropy", "autojudge_threshold": -5},
+            "needs a threshold in [0, inf], got -5",
+        ),
+        ({"autojudge_rule": "topk", "autojudge_top_k": 0}, "needs top_k >= 1, got 0"),
+        (
+            {"autojudge_rule": "fly", "autojudge_threshold": 0.3, "autojudge_fly_window_size": 99},
+            "must be in [1,",
+        ),
         ({"autojudge_threshold": "high"}, "bad value"),
         ({"autojudge_window": 4}, r"unknown keys ['window']"),
     ],

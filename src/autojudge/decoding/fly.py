@@ -10,9 +10,11 @@ token instead when
   verification accepts every one of them (each equals the target's argmax given the draft so far):
   the draft and the target agree again right after the disputed token.
 
-The names and defaults are those of vLLM's upstream ``rejection_sample_method: "fly"``
-(``fly_window_size``, ``fly_entropy_threshold``, ``fly_entropy_top_k``), so a setting found here can
-be moved to upstream vLLM. Only the greedy path is implemented (AutoJudge's setting).
+This is vLLM 0.33's greedy FLy (``vllm/v1/spec_decode/fly.py``, ``rejection_sample_method: "fly"``):
+the same entropy (full-softmax top-k probabilities, ``>=`` the threshold), the same deferral test
+(a mismatch, an allowed token, ``position + W < K`` so the last W positions are never deferred, the
+next W drafts natively accepted), and its window default and checks (``autojudge.rules.config.fly_window``:
+W = min(6, K - 1), W in [1, K - 1], K >= 2). Only the greedy path is implemented (AutoJudge's setting).
 
 The decision is computed for a flat batch of requests (vLLM's layout: ``cu_num_draft_tokens`` is the
 inclusive cumulative sum of each request's draft count), so the reference engine (one request) and the
@@ -25,9 +27,6 @@ import torch
 
 from autojudge.decoding.rules import AcceptanceRule, Window
 from autojudge.errors import InputError
-
-DEFAULT_WINDOW_SIZE = 6
-DEFAULT_ENTROPY_TOP_K = 3
 
 
 def top_k_entropy(logits: torch.Tensor, top_k: int) -> torch.Tensor:
@@ -77,11 +76,11 @@ class FlyRule(AcceptanceRule):
     def __init__(
         self,
         entropy_threshold: float,
-        window_size: int = DEFAULT_WINDOW_SIZE,
-        entropy_top_k: int = DEFAULT_ENTROPY_TOP_K,
+        window_size: int,
+        entropy_top_k: int = 3,
     ) -> None:
-        if window_size < 0:
-            raise InputError(f"fly_window_size must be >= 0, got {window_size}")
+        if window_size < 1:
+            raise InputError(f"fly_window_size must be >= 1, got {window_size}")
         if entropy_top_k < 1:
             raise InputError(f"fly_entropy_top_k must be >= 1, got {entropy_top_k}")
         if entropy_threshold < 0:

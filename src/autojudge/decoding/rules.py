@@ -38,6 +38,7 @@ class AcceptanceRule(ABC):
 
     name: str
     needs_draft_hidden: bool = False
+    reads_draft_logits: bool = False  # decides from the drafter's logits (Window.draft_logits)
     keeps_matches: bool = True  # False: the rule's decision holds at matching positions too
 
     @abstractmethod

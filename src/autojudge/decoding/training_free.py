@@ -9,7 +9,6 @@ from __future__ import annotations
 import torch
 
 from autojudge.decoding.divergence import DIVERGENCES, entropy, kl_divergence, top1_probability
-from autojudge.decoding.fly import DEFAULT_ENTROPY_TOP_K, DEFAULT_WINDOW_SIZE, FlyRule
 from autojudge.decoding.rules import AcceptanceRule, Window
 from autojudge.errors import InputError
 
@@ -23,6 +22,8 @@ class FuzzyRule(AcceptanceRule):
     argmax, the very draft token, so both variants emit the same tokens; the published one spends more
     target passes on them (tests/decoding/test_training_free.py).
     """
+
+    reads_draft_logits = True
 
     def __init__(self, threshold: float, divergence: str = "js", published: bool = False) -> None:
         if divergence not in DIVERGENCES:
@@ -43,6 +44,7 @@ class KLMaskRule(AcceptanceRule):
     """Training-free judge decoding via KL: accept when KL < T unless the target's top-1 p > confidence."""
 
     name = "kl-mask"
+    reads_draft_logits = True
 
     def __init__(self, threshold: float, confidence: float = 0.9) -> None:
         if not 0 < confidence <= 1:
@@ -73,6 +75,7 @@ class EntropyRule(AcceptanceRule):
         self.threshold = threshold
         self.source = source
         self.name = f"{source}-entropy"
+        self.reads_draft_logits = source == "draft"
 
     def accept_mismatch(self, window: Window) -> torch.Tensor:
         logits = window.target_logits if self.source == "target" else window.draft_logits
@@ -80,38 +83,3 @@ class EntropyRule(AcceptanceRule):
 
     def describe(self) -> str:
         return f"{self.name}(T={self.threshold:.4g})"
-
-
-FSD_PUBLISHED = ("fsd-js-published", "fsd-kl-published", "fsd-tv-published")
-TRAINING_FREE = (
-    "fsd-js",
-    "fsd-kl",
-    "fsd-tv",
-    *FSD_PUBLISHED,
-    "kl-mask",
-    "target-entropy",
-    "draft-entropy",
-    "fly",
-)
-
-
-def training_free_rule(
-    method: str,
-    threshold: float,
-    confidence: float = 0.9,
-    fly_window_size: int = DEFAULT_WINDOW_SIZE,
-    fly_entropy_top_k: int = DEFAULT_ENTROPY_TOP_K,
-) -> AcceptanceRule:
-    """The training-free rule called ``method`` (one of TRAINING_FREE) at ``threshold`` (FLy: the
-    entropy threshold; ``confidence`` is kl-mask's, the ``fly_*`` settings FLy's)."""
-    if method == "fly":
-        return FlyRule(threshold, fly_window_size, fly_entropy_top_k)
-    if method in FSD_PUBLISHED:
-        return FuzzyRule(threshold, method.removeprefix("fsd-").removesuffix("-published"), published=True)
-    if method.startswith("fsd-"):
-        return FuzzyRule(threshold, method.removeprefix("fsd-"))
-    if method == "kl-mask":
-        return KLMaskRule(threshold, confidence)
-    if method.endswith("-entropy"):
-        return EntropyRule(threshold, method.removesuffix("-entropy"))
-    raise InputError(f"unknown training-free rule {method!r}; known: {', '.join(TRAINING_FREE)}")

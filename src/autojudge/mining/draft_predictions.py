@@ -37,7 +37,15 @@ class DraftPredictor:
         return results
 
     @torch.inference_mode()
-    def _predict(self, prompts: list[list[int]], responses: list[list[int]]) -> list[list[int]]:
+    def response_logits(self, prompts: list[list[int]], responses: list[list[int]]) -> list[torch.Tensor]:
+        """Per response, [len(response), V] float32 logits: row i predicts response[i] from the prefix."""
+        rows: list[torch.Tensor] = []
+        for start in range(0, len(prompts), self.batch_size):
+            chunk = slice(start, start + self.batch_size)
+            rows.extend(self._logits(prompts[chunk], responses[chunk]))
+        return rows
+
+    def _logits(self, prompts: list[list[int]], responses: list[list[int]]) -> list[torch.Tensor]:
         sequences = [p + r for p, r in zip(prompts, responses, strict=True)]
         width = max(len(s) for s in sequences)
         ids = torch.full((len(sequences), width), self.pad_token_id, dtype=torch.long)
@@ -47,9 +55,15 @@ class DraftPredictor:
             mask[row, : len(sequence)] = 1
         logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
         logits = logits[..., : self.vocab_size].float()
+        return [
+            logits[row, len(prompt) - 1 : len(prompt) - 1 + len(response)]
+            for row, (prompt, response) in enumerate(zip(prompts, responses, strict=True))
+        ]
+
+    @torch.inference_mode()
+    def _predict(self, prompts: list[list[int]], responses: list[list[int]]) -> list[list[int]]:
         predictions = []
-        for row, (prompt, response) in enumerate(zip(prompts, responses, strict=True)):
-            rows = logits[row, len(prompt) - 1 : len(prompt) - 1 + len(response)]
+        for rows, prompt, response in zip(self._logits(prompts, responses), prompts, responses, strict=True):
             if self.gumbel_seed is None:
                 predictions.append(rows.argmax(-1).tolist())
                 continue

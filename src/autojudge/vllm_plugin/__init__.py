@@ -17,12 +17,14 @@ Off unless an engine enables it::
     vllm serve TARGET --speculative-config '{"method": "draft_model", "model": "DRAFT", "num_speculative_tokens": 8}' \
         --additional-config '{"autojudge": {"rule": "topk", "top_k": 4}}'
 
-Keys (or environment variables ``AUTOJUDGE_VLLM_<KEY>``): ``rule`` = ``exact`` (vLLM unchanged)
-| ``topk`` (``top_k``) | ``judge`` (``judge_head``: a head file/directory or ``models:/name@alias``,
-pinned once by the process that builds the engine; optional ``threshold``, default the head's) |
-``divergence`` (``divergence`` = kl/js/tv, ``threshold``). A request may override
-``rule``/``threshold``/``top_k``/``divergence`` with ``SamplingParams(extra_args=...)``, nested
-under ``"autojudge"`` or flat as ``autojudge_<key>`` (the OpenAI server's ``vllm_xargs``).
+Keys (or environment variables ``AUTOJUDGE_VLLM_<KEY>``) are the rule registry's
+(``autojudge.rules.config``): ``rule`` = ``exact`` (vLLM unchanged) | ``topk`` (``top_k``) | ``judge`` or
+``selfjudge`` (``judge_head``: a head file/directory or ``models:/name@alias``, pinned once by the process
+that builds the engine; optional ``threshold``, default the head's) | ``fsd-js``/``fsd-kl``/``fsd-tv`` and
+their ``-published`` variants, ``kl-mask`` (``confidence``), ``target-entropy``, ``draft-entropy``
+(``threshold``) | ``fly`` (``threshold``, ``fly_window_size``, ``fly_entropy_top_k``). A request may
+override the rule and its keys with ``SamplingParams(extra_args=...)``, nested under ``"autojudge"`` or
+flat as ``autojudge_<key>`` (the OpenAI server's ``vllm_xargs``).
 
 How it hooks vLLM 0.32 (details in ``patches.py``, ``runner.py``, ``worker.py``): the frontend's
 ``EngineArgs.create_engine_config`` is wrapped so that an enabled engine is checked (``compat``),

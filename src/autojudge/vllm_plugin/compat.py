@@ -97,7 +97,7 @@ HOOK_POINTS = (
         "vllm.v1.spec_decode.llm_base_proposer",
         "SpecDecodeBaseProposer._greedy_sample",
         ("self", "hidden_states"),
-        "overridden on divergence engines' drafter: keeps the draft logits",
+        "overridden on the drafter of engines whose rule reads draft logits: keeps them",
     ),
     HookPoint(
         "vllm.v1.worker.cpu_worker",

@@ -14,11 +14,11 @@ Two functions and one result type::
     results[0].tokens, results[0].target_passes, results[0].mat
     llm.llm_engine.engine_core.shutdown()
 
-``rule_config`` takes the keys of :mod:`autojudge.vllm_plugin.config` (``rule``, ``top_k``,
-``judge_head``, ``threshold``, ``divergence``); it is parsed here, and vLLM's frontend (the
+``rule_config`` takes the keys of :mod:`autojudge.vllm_plugin.config` (the rule registry's keys and
+``judge_head``); it is parsed here, and vLLM's frontend (the
 plugin's ``prepare_engine``) checks the vLLM, pins the head and checks it against the models'
-hidden sizes and tokenizer before any worker starts. ``override`` changes ``rule``,
-``threshold``, ``top_k`` or ``divergence`` for the requests of one ``decode`` call without a new
+hidden sizes and tokenizer before any worker starts. ``override`` changes the rule or its
+keys for the requests of one ``decode`` call without a new
 engine (only on an engine with the plugin on).
 
 Counting target passes: vLLM reports per request (``per_request_spec_decode_metrics``) how many
@@ -118,19 +118,21 @@ def decode(
     prompts: Sequence[Sequence[int]],
     max_new_tokens: int | Sequence[int],
     eos_token_ids: set[int],
-    override: Mapping[str, Any] | None = None,
+    override: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
 ) -> list[SpecResult]:
-    """Greedy decoding of token-id prompts (stopping at ``eos_token_ids``; caps per prompt or one for all)."""
+    """Greedy decoding of token-id prompts (stopping at ``eos_token_ids``; caps per prompt or one for all;
+    a rule override for all prompts or one per prompt, None: the engine's rule)."""
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
 
-    extra_args = None
-    if override is not None:
+    overrides = list(override) if isinstance(override, Sequence) else [override] * len(prompts)
+    if any(o is not None for o in overrides):
         engine = resolve_config(llm.llm_engine.vllm_config.additional_config, os.environ)
         if engine is None:
             raise InputError("autojudge: a rule override needs an engine with the plugin on")
-        request_config(engine, {CONFIG_KEY: override})  # refuse bad overrides here, not in the engine
-        extra_args = {CONFIG_KEY: dict(override)}
+        spec = llm.llm_engine.vllm_config.speculative_config
+        for one in {repr(o): o for o in overrides if o is not None}.values():  # refuse bad ones here
+            request_config(engine, {CONFIG_KEY: one}, spec.num_speculative_tokens)
     caps = [max_new_tokens] * len(prompts) if isinstance(max_new_tokens, int) else list(max_new_tokens)
     sampling = [
         SamplingParams(
@@ -138,9 +140,9 @@ def decode(
             max_tokens=cap,
             stop_token_ids=sorted(eos_token_ids),
             detokenize=False,
-            extra_args=extra_args,
+            extra_args=None if one is None else {CONFIG_KEY: dict(one)},
         )
-        for cap in caps
+        for cap, one in zip(caps, overrides, strict=True)
     ]
     outputs = llm.generate(
         [TokensPrompt(prompt_token_ids=list(p)) for p in prompts], sampling, use_tqdm=False

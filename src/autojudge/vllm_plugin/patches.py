@@ -52,6 +52,7 @@ def _is_patched(fn: Any) -> bool:
 
 def prepare_engine(vllm_config: Any) -> None:
     """Check, pin and route an engine that enabled the plugin; leave every other engine alone."""
+    from autojudge.errors import InputError
     from autojudge.vllm_plugin.compat import IncompatibleVllmError, check_enabled_engine, runner_of
     from autojudge.vllm_plugin.config import CONFIG_KEY, resolve_config
 
@@ -73,6 +74,11 @@ def prepare_engine(vllm_config: Any) -> None:
         from autojudge.vllm_plugin.pinning import pin_head
 
         head = pin_head(config.judge_head)
+        if config.judge_head_sha256 and config.judge_head_sha256 != head.sha256:
+            raise InputError(
+                f"autojudge: judge head {config.judge_head} resolved to sha256 {head.sha256}, but the "
+                f"engine config pins {config.judge_head_sha256} (the alias moved, or the file changed)"
+            )
         spec = vllm_config.speculative_config
         draft = spec.draft_model_config
         load_checked_head(
@@ -120,13 +126,17 @@ def patch_input_processor() -> None:
         result = original(self, params, *args, **kwargs)
         extra_args = getattr(params, "extra_args", None)
         if extra_args:
-            validate_request(self.vllm_config.additional_config, extra_args)
+            spec = self.vllm_config.speculative_config
+            tokens = spec.num_speculative_tokens if spec is not None else None
+            validate_request(self.vllm_config.additional_config, extra_args, tokens)
         return result
 
     InputProcessor._validate_params = _mark(_validate_params, original)
 
 
-def validate_request(additional_config: Any, extra_args: Any) -> None:
+def validate_request(
+    additional_config: Any, extra_args: Any, num_speculative_tokens: int | None = None
+) -> None:
     """Raise vLLM's validation error if a request asks for a rule this engine cannot serve."""
     from vllm.exceptions import VLLMValidationError
 
@@ -139,7 +149,7 @@ def validate_request(additional_config: Any, extra_args: Any) -> None:
     try:
         if engine is None:
             raise AutoJudgeError("autojudge: this engine did not enable the plugin; no rule to override")
-        request_config(engine, extra_args)
+        request_config(engine, extra_args, num_speculative_tokens)
     except AutoJudgeError as error:
         raise VLLMValidationError(str(error), parameter="vllm_xargs") from None
 
@@ -154,7 +164,7 @@ def patch_rejection_sample() -> None:
 
     from autojudge.decoding.rules import Window
     from autojudge.vllm_plugin.runner import ACTIVE
-    from autojudge.vllm_plugin.verify import accept_mismatch, greedy_verify
+    from autojudge.vllm_plugin.verify import accepted_rows, greedy_verify
 
     original = module.rejection_sample
     if _is_patched(original):
@@ -175,9 +185,9 @@ def patch_rejection_sample() -> None:
         window = Window(draft, target_logits, ctx.draft_logits, ctx.target_hidden, cu_num_draft_tokens=cu)
         # vLLM's processed logits: -inf where a constraint forbids the token at this position.
         allowed_by_vllm = torch.isfinite(target_logits.gather(1, draft.long().clamp(min=0).unsqueeze(1)))
-        accept = accept_mismatch(ctx.rules, ctx.rule_of_row, window)
-        accept &= allowed_by_vllm.squeeze(1) & ctx.lossy_allowed
-        ours = greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accept)
+        lossy_allowed = allowed_by_vllm.squeeze(1) & ctx.lossy_allowed
+        accepted = accepted_rows(ctx.rules, ctx.rule_of_row, window, lossy_allowed)
+        ours = greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accepted)
         ctx.decided = True
         if metadata.all_greedy:
             return ours

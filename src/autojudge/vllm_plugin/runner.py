@@ -8,7 +8,7 @@ the GPU V1 runner) that overrides three methods of ``vllm/v1/worker/gpu_model_ru
 * ``_sample``: V1's one call of the rejection sampler. It opens a ``StepContext`` that the
   patched ``rejection_sample`` (``patches.py``) decides with, and raises if verification ran
   without the rule having decided it (vLLM moved the call: never decode losslessly in silence);
-* ``propose_draft_token_ids``: which requests got drafts this step (and, for divergence rules,
+* ``propose_draft_token_ids``: which requests got drafts this step (and, for rules that read them,
   the drafter's logits, kept by a subclass of the drafter's class).
 
 A lossy rule may accept a mismatching draft token only if (1) the drafter produced it this step
@@ -61,6 +61,7 @@ class RunnerState:
 
     config: PluginConfig
     head: Any  # JudgeHead | None: the engine's pinned head, checked against its models
+    num_speculative_tokens: int
     rules: dict[PluginConfig, Any] = field(default_factory=dict)
     rejected_overrides: set[str] = field(default_factory=set)  # requests already warned about
     request_rules: dict[str, Any] = field(default_factory=dict)  # rule of each request seen lately
@@ -72,11 +73,11 @@ class RunnerState:
     pending_hidden: torch.Tensor | None = None  # sample_hidden_states of the step being sampled
 
     def rule(self, config: PluginConfig) -> Any:
-        """The (cached) rule for one config."""
-        from autojudge.vllm_plugin.verify import build_rule
+        """The (cached) rule for one config, for windows of ``num_speculative_tokens``."""
+        from autojudge.rules.build import build_rule
 
         if config not in self.rules:
-            self.rules[config] = build_rule(config, lambda _location: self.head)
+            self.rules[config] = build_rule(config, self.num_speculative_tokens, self.head)
         return self.rules[config]
 
     def request_rule(self, req_id: str, sampling_params: Any) -> Any:
@@ -84,7 +85,8 @@ class RunnerState:
         if req_id in self.request_rules:
             return self.request_rules[req_id]
         try:
-            config = request_config(self.config, getattr(sampling_params, "extra_args", None))
+            extra_args = getattr(sampling_params, "extra_args", None)
+            config = request_config(self.config, extra_args, self.num_speculative_tokens)
         except AutoJudgeError as error:  # only reachable by bypassing the frontend's validation
             if req_id not in self.rejected_overrides:
                 self.rejected_overrides.add(req_id)
@@ -292,7 +294,12 @@ def _runner_state(runner: Any) -> RunnerState | None:
 
     check_enabled_engine(runner.vllm_config, config.describe())
     head = _load_head(runner, config) if config.judge_head else None
-    state = RunnerState(config=config, head=head, capture_draft_logits=config.rule == "divergence")
+    state = RunnerState(
+        config=config,
+        head=head,
+        num_speculative_tokens=runner.speculative_config.num_speculative_tokens,
+        capture_draft_logits=config.needs_draft_logits,
+    )
     state.rule(config)  # build the engine's rule now: bad settings stop the engine at start
     if state.capture_draft_logits:
         from vllm.v1.spec_decode.llm_base_proposer import SpecDecodeBaseProposer

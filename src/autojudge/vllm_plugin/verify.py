@@ -7,9 +7,11 @@ Layout follows vLLM v1's rejection sampler: the draft tokens of all requests are
 ``[B, max_spec_len + 1]`` int32, accepted tokens then one correction or bonus token, padded
 with -1 (vLLM's ``PLACEHOLDER_TOKEN_ID``).
 
-The decisions are the reference engine's rules (``decoding.rules``, ``decoding.training_free``,
-``decoding.fly``): one ``Window`` holding all N rows serves the whole batch; row-wise rules ignore its
-``cu_num_draft_tokens``, FLy reads it to look ahead within each request.
+The decisions are the reference engine's rules, built by the registry (``autojudge.rules``): one
+``Window`` holding all N rows serves the whole batch; row-wise rules ignore its ``cu_num_draft_tokens``,
+FLy reads it to look ahead within each request. A rule that decides matches too (FSD as published)
+decides every row it may; where it may not (a placeholder draft, a step without drafter logits), the
+native decision stands.
 
 No step synchronises with the host: sizes come from tensor shapes and the Python
 ``max_spec_len``; there are no loops over the batch.
@@ -17,53 +19,31 @@ No step synchronises with the host: sizes come from tensor shapes and the Python
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 
-from autojudge.decoding.fly import FlyRule
-from autojudge.decoding.rules import AcceptanceRule, ExactMatch, JudgeRule, TopK, Window
-from autojudge.decoding.training_free import FuzzyRule
-from autojudge.heads.artifact import JudgeHead
-from autojudge.vllm_plugin.config import PluginConfig
+from autojudge.decoding.rules import AcceptanceRule, Window
 
 PLACEHOLDER_TOKEN_ID = -1
 
-HeadLoader = Callable[[str], JudgeHead]
 
-
-def build_rule(config: PluginConfig, load_head: HeadLoader) -> AcceptanceRule:
-    """The reference engine's rule for ``config`` (judge heads come from ``load_head``)."""
-    if config.rule == "topk":
-        assert config.top_k is not None
-        return TopK(config.top_k)
-    if config.rule == "judge":
-        assert config.judge_head is not None
-        return JudgeRule(load_head(config.judge_head), config.threshold)
-    if config.rule == "divergence":
-        assert config.threshold is not None
-        return FuzzyRule(config.threshold, config.divergence)
-    if config.rule == "fly":
-        return FlyRule(config.fly_entropy_threshold, config.fly_window_size, config.fly_entropy_top_k)
-    return ExactMatch()
-
-
-def accept_mismatch(
-    rules: list[AcceptanceRule], rule_of_row: torch.Tensor | None, window: Window
+def accepted_rows(
+    rules: list[AcceptanceRule], rule_of_row: torch.Tensor | None, window: Window, lossy_allowed: torch.Tensor
 ) -> torch.Tensor:
-    """[N] bool: each row decided by ``rules[rule_of_row[n]]`` (one rule: ``rule_of_row`` may be None)."""
-    if len(rules) == 1:
-        return _decide(rules[0], window)
-    assert rule_of_row is not None
-    accept = torch.zeros_like(window.draft_tokens, dtype=torch.bool)
+    """[N] bool: whether verification accepts each row, decided by ``rules[rule_of_row[n]]`` (one rule:
+    ``rule_of_row`` may be None); a row where ``lossy_allowed`` is False keeps the native decision."""
+    matches = window.draft_tokens.long() == window.target_logits.argmax(dim=-1)
+    accept = matches.clone()
     for index, rule in enumerate(rules):
-        accept = torch.where(rule_of_row == index, _decide(rule, window), accept)
+        mine = torch.ones_like(matches) if len(rules) == 1 else rule_of_row == index
+        decided = _decide(rule, window) & lossy_allowed
+        ruled = matches | decided if rule.keeps_matches else torch.where(lossy_allowed, decided, matches)
+        accept = torch.where(mine, ruled, accept)
     return accept
 
 
 def _decide(rule: AcceptanceRule, window: Window) -> torch.Tensor:
-    """The rule's decision; lossless for a divergence rule in a step whose drafter logits were not kept."""
-    if isinstance(rule, FuzzyRule) and window.draft_logits is None:
+    """The rule's decision; lossless for a rule that reads drafter logits in a step without them."""
+    if window.draft_logits is None and rule.reads_draft_logits:
         return torch.zeros_like(window.draft_tokens, dtype=torch.bool)
     return rule.accept_mismatch(window)
 
@@ -74,13 +54,13 @@ def greedy_verify(
     max_spec_len: int,
     target_logits: torch.Tensor,  # [N, V]
     bonus_token_ids: torch.Tensor,  # [B, 1] or [B]
-    accept_mismatch: torch.Tensor,  # [N] bool
+    accepted: torch.Tensor,  # [N] bool
 ) -> torch.Tensor:
     """[B, max_spec_len + 1] int32: leading accepted drafts, then target argmax or the bonus token.
 
-    A row is accepted if its draft equals the target argmax or ``accept_mismatch`` says so (never
-    for padded drafts < 0). Verification of a request stops at its first unaccepted row, where the
-    target argmax is emitted; if all its drafts are accepted the bonus token follows them.
+    A row is accepted if ``accepted`` says so (never for padded drafts < 0). Verification of a request
+    stops at its first unaccepted row, where the target argmax is emitted; if all its drafts are
+    accepted the bonus token follows them.
     """
     device = target_logits.device
     num_reqs = cu_num_draft_tokens.shape[0]
@@ -89,7 +69,7 @@ def greedy_verify(
 
     draft = draft_token_ids.long()
     target_argmax = target_logits.argmax(dim=-1)  # [N] int64
-    ok = ((draft == target_argmax) | accept_mismatch) & (draft >= 0)
+    ok = accepted & (draft >= 0)
 
     # Scatter the flat rows into a [B, width] grid: request index and position of each row.
     cu = cu_num_draft_tokens.long()
