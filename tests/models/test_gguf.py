@@ -19,6 +19,9 @@ from autojudge.models.pair import load_pair, tokenizer_hash
 from autojudge.models.prompts import encode_prompt
 from autojudge.tasks.math_answers import answers_equivalent, extract_final_answer
 
+# the converted checkpoint comes from the SmolLM2 smoke run (conftest ``smollm2_run``, about 2.5 minutes,
+# shared with tests/test_real_pair.py): CI runs these, the inner loop (make test-fast) does not
+pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def smollm2(smollm2_target):

@@ -76,7 +76,7 @@ def test_an_enabled_engine_refuses_an_untested_or_changed_vllm(repo, params):
     ):
         message = results[name]
         assert message.startswith(
-            "IncompatibleVllmError: autojudge: the engine enabled rule topk(k=4) but cannot run it"
+            "IncompatibleVllmError: autojudge: the engine enabled rule topk(top_k=4) but cannot run it"
         )
         assert expected in message, message
 
