@@ -23,6 +23,7 @@ from autojudge.tasks.math_answers import answers_equivalent, extract_final_answe
 # shared with tests/test_real_pair.py): CI runs these, the inner loop (make test-fast) does not
 pytestmark = pytest.mark.slow
 
+
 @pytest.fixture(scope="module")
 def smollm2(smollm2_target):
     """The converted target as both models of a pair (the tests here need one model)."""
