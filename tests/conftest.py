@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -174,21 +172,15 @@ def vllm_target_engine(params):
     engine.close()
 
 
-SERVER_START_SECONDS = 420
-
-
 @pytest.fixture(scope="session")
 def served_target(repo, params, tmp_path_factory):
     """`vllm serve` of the toy pair: draft-model SD with the judge plugin on (engine rule ``exact``).
 
-    Run as its module (the CPU wheel's `vllm` script needs the distribution name `vllm`), stopped
-    with its process group at the end of the session. Its greedy continuations are the target's;
-    a request may pick another rule through ``vllm_xargs``. Yields the base URL (``.../v1``).
+    Its greedy continuations are the target's; a request may pick another rule through ``vllm_xargs``.
+    Yields the base URL (``.../v1``).
     """
-    from helpers import free_port, healthy
+    from helpers import cpu_server_arguments, vllm_server
 
-    port = free_port()
-    log = tmp_path_factory.mktemp("vllm-serve") / "server.log"
     vllm = params.mining.vllm
     speculative = {
         "method": "draft_model",
@@ -196,35 +188,14 @@ def served_target(repo, params, tmp_path_factory):
         "num_speculative_tokens": 8,
         "max_model_len": vllm.max_model_len,
     }
-    command = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(repo / params.pair.target), "--served-model-name", "target",
-        "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32",
-        "--max-model-len", str(vllm.max_model_len), "--enforce-eager",
-        "--kv-cache-memory-bytes", str(vllm.engine_kwargs["kv_cache_memory_bytes"]),
+    arguments = [
+        str(repo / params.pair.target), "--served-model-name", "target", "--dtype", "float32",
+        *cpu_server_arguments(params),
         "--speculative-config", json.dumps(speculative),
         "--additional-config", json.dumps({"autojudge": {"rule": "exact"}}),
-        "--per-request-spec-decode-metrics", "summary",
     ]  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    with log.open("w") as output:
-        server = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + SERVER_START_SECONDS
-        while not healthy(url):
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"vllm serve did not come up:\n{log.read_text()[-3000:]}")
-            time.sleep(2)
-        yield f"{url}/v1"
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
+    with vllm_server(arguments, tmp_path_factory.mktemp("vllm-serve") / "server.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

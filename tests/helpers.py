@@ -1,11 +1,21 @@
-"""Helpers shared by tests: parameter files with overrides, loopback ports and health checks."""
+"""Helpers shared by tests: parameter files with overrides, loopback ports, health checks and servers."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
+import urllib.error
 import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import yaml
 
 from autojudge.rules.build import build_rule
@@ -55,6 +65,64 @@ def healthy(url: str) -> bool:
             return response.status == 200
     except OSError:
         return False
+
+
+SERVER_START_SECONDS = 420
+
+
+@contextmanager
+def vllm_server(arguments: Sequence[str], log: Path, cwd: Path | None = None) -> Iterator[str]:
+    """vLLM's OpenAI server on loopback with ``arguments`` (``vllm serve``'s, model first), yielding its URL.
+
+    Run as its module (the CPU wheel's ``vllm`` script needs the distribution name ``vllm``) with the CPU
+    build's settings appended by the caller; stopped with its process group at exit.
+    """
+    port = free_port()
+    command = [
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", *arguments,
+        "--host", "127.0.0.1", "--port", str(port),
+    ]  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    with log.open("w") as output:
+        server = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        while not healthy(url):
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"vllm serve did not come up:\n{log.read_text()[-3000:]}")
+            time.sleep(2)
+        yield f"{url}/v1"
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+
+
+def cpu_server_arguments(params) -> list[str]:
+    """What `vllm serve` needs on the CPU build besides a command's own flags (and per-request counters)."""
+    vllm = params.mining.vllm
+    return [
+        "--max-model-len", str(vllm.max_model_len), "--enforce-eager",
+        "--kv-cache-memory-bytes", str(vllm.engine_kwargs["kv_cache_memory_bytes"]),
+        "--per-request-spec-decode-metrics", "summary",
+    ]  # fmt: skip
+
+
+def post_completion(url: str, body: dict) -> tuple[int, dict]:
+    """POST ``body`` to ``url``/completions: (HTTP status, JSON answer), errors included."""
+    request = urllib.request.Request(
+        f"{url}/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
 
 
 def rule(name: str, threshold: float | None = None, window: int = 32, head=None, **keys):

@@ -2,9 +2,11 @@
 
 import json
 import shlex
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
+from helpers import cpu_server_arguments, post_completion, vllm_server
 from pipeline_run import MODEL_NAMES, model_versions
 
 from autojudge.features.hidden_states import FeatureSpec
@@ -15,7 +17,7 @@ from autojudge.runtime import pair_from
 from autojudge.serving import head_locations, markdown, recommendations, served_heads
 from autojudge.tasks import get_task
 from autojudge.vllm_plugin.config import parse_config
-from autojudge.vllm_plugin.engine import decode, speculative_llm
+from autojudge.vllm_plugin.engine import SpecResult, spec_result
 from autojudge.vllm_plugin.pinning import file_sha256
 
 
@@ -85,12 +87,29 @@ def test_a_head_without_a_location_is_not_recommended_as_a_command(params):
     assert "No method is recommended" in markdown({})
 
 
+def _served(url: str, model: str, prompt: list[int], params, eos_token_ids: set[int]) -> SpecResult:
+    body = {
+        "model": model,
+        "prompt": prompt,
+        "max_tokens": params.decoding.max_new_tokens,
+        "temperature": 0.0,
+        "stop_token_ids": sorted(eos_token_ids),
+        "logprobs": 0,
+        "return_tokens_as_token_ids": True,
+    }
+    status, answer = post_completion(url, body)
+    assert status == 200, answer
+    tokens = [int(t.removeprefix("token_id:")) for t in answer["choices"][0]["logprobs"]["tokens"]]
+    return spec_result(tokens, answer["metrics"]["speculative_decoding"])
+
+
 @pytest.mark.slow
 def test_the_cards_command_serves_the_cards_row(deployed_pipeline, monkeypatch, tmp_path):
-    """The card's recommendation, read from the registered card of the suite's pipeline run, started in
-    vLLM as the card says and decoded on the card's test problems: tokens per pass and accuracy are the
-    card's row (within one problem and 10%: vLLM's first pass emits one token, and its cycles start a
-    token later than the reference engine's, tests/vllm_plugin/test_engine.py)."""
+    """The card's recommendation, read from the registered card of the suite's pipeline run, served by
+    `vllm serve` with the card's own flags (plus the CPU build's) and asked for the card's test problems
+    over HTTP: tokens per pass and accuracy are the card's row (within one problem and 10%: vLLM's first
+    pass emits one token, and its cycles start a token later than the reference engine's,
+    tests/vllm_plugin/test_engine.py)."""
     workdir = deployed_pipeline.workdir
     monkeypatch.chdir(workdir)  # the card names the pair and the MLflow store as the pipeline does
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
@@ -107,19 +126,11 @@ def test_the_cards_command_serves_the_cards_row(deployed_pipeline, monkeypatch, 
     prompts = [
         encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template) for e in examples
     ]
-    llm = speculative_llm(
-        params.pair.target,
-        params.pair.draft,
-        entry["window"],
-        entry["autojudge"],
-        params.mining.vllm.engine_kwargs,
-        params.pair.dtype,
-        params.mining.vllm.max_model_len,
-    )
-    try:
-        results = decode(llm, prompts, params.decoding.max_new_tokens, pair.eos_token_ids)
-    finally:
-        llm.llm_engine.engine_core.shutdown()
+    words = shlex.split(entry["vllm_serve"].replace("\\\n", " "))
+    assert words[:2] == ["vllm", "serve"], entry["vllm_serve"]
+    server = vllm_server([*words[2:], *cpu_server_arguments(params)], tmp_path / "server.log", workdir)
+    with server as url, ThreadPoolExecutor(max_workers=8) as pool:  # continuous batching, as served
+        results = list(pool.map(lambda p: _served(url, words[2], p, params, pair.eos_token_ids), prompts))
     texts = [pair.tokenizer.decode(r.tokens, skip_special_tokens=True) for r in results]
     accuracy = sum(task.score(t, e) for t, e in zip(texts, examples, strict=True)) / len(examples)
     merged_mat = sum(len(r.tokens) for r in results) / sum(max(1, r.target_passes - 1) for r in results)

@@ -1,7 +1,16 @@
+import random
 import re
 from collections import Counter
 
-from autojudge.tasks.arith_generator import ANSWER_PREFIX, NAMES_STANDARD, generate_split
+from autojudge.tasks import code_generator
+from autojudge.tasks.arith_generator import (
+    ANSWER_PREFIX,
+    ITEMS_UNSEEN,
+    NAMES_STANDARD,
+    NAMES_UNSEEN,
+    STYLES,
+    generate_split,
+)
 
 EQUATION = re.compile(r"(\d+) ([+\-*]) (\d+) = (\d+)")
 
@@ -66,3 +75,25 @@ def test_variant_split_has_other_names_nouns_and_sentences_but_standard_numbers(
         assert "How many" not in problem.question
     variant_words = {w for p in variant for w in p.question.replace(".", " ").replace("?", " ").split()}
     assert {"shells", "purchases", "collects", "Omar"} <= variant_words - standard_words
+
+
+def _words(texts) -> set[str]:
+    return {w.strip(".,:?!()'\"") for text in texts for w in text.split()}
+
+
+def test_unseen_split_keeps_standard_sentences_with_words_no_training_source_has():
+    unseen = generate_split(400, seed=5, style="unseen")
+    standard = generate_split(400, seed=5)
+    new_words = {n for n, _, _ in NAMES_UNSEEN} | set(ITEMS_UNSEEN)
+    for problem in unseen:
+        assert problem.answer < 100 and _check_equations(problem.solution)[-1] == problem.answer
+    assert new_words <= _words(p.question for p in unseen)
+    assert {"buys", "finds", "How"} <= _words(p.question for p in unseen) & _words(
+        p.question for p in standard
+    )
+    others = [p for style in STYLES if style != "unseen" for p in generate_split(400, 6, style)]
+    seen = [p.question for p in others] + [p.solution for p in others]
+    rng = random.Random(0)  # the code task too: every source of the toy corpus, and more
+    codes = [code_generator.generate_problem(rng, str(i)) for i in range(400)]
+    seen += [c.prompt for c in codes] + [c.solution for c in codes]
+    assert not new_words & _words(seen)

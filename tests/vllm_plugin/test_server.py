@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 
 import pytest
+from helpers import post_completion
 
 from autojudge.vllm_plugin.engine import accepted_beyond_exact
 
@@ -26,14 +25,7 @@ def _complete(url: str, prompt: list[int], max_tokens: int, xargs: dict | None) 
     }
     if xargs is not None:
         body["vllm_xargs"] = xargs
-    request = urllib.request.Request(
-        f"{url}/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=120) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+    return post_completion(url, body)
 
 
 def _tokens(choice: dict) -> list[int]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from autojudge.data.jsonl import write_jsonl
-from autojudge.tasks.arith_generator import generate_split
+from autojudge.tasks.arith_generator import STYLES, generate_split
 from autojudge.tasks.base import Example, Task, named_seed
 from autojudge.tasks.math_answers import answers_equivalent, extract_final_answer
 
@@ -42,12 +42,12 @@ class ArithTask(Task):
 
 
 def arith_split_rows(split: str, size: int, seed: int) -> list[dict]:
-    """The data rows of one split: ``shifted``, ``variant`` and ``variant_<name>`` (e.g.
+    """The data rows of one split: ``shifted``, ``variant``, ``unseen`` and ``<style>_<name>`` (e.g.
     ``variant_validation``) use their styles, every other split the standard one.
 
     The split's seed mixes ``seed`` with its name, so that changing one split leaves the others unchanged.
     """
-    style = split.split("_")[0] if split.split("_")[0] in ("shifted", "variant") else "standard"
+    style = split.split("_")[0] if split.split("_")[0] in STYLES else "standard"
     problems = generate_split(size, seed=named_seed(seed, split), style=style, prefix=split)
     return [
         {"id": p.id, "question": p.question, "solution": p.solution, "answer": p.answer} for p in problems

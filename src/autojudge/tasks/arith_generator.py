@@ -5,9 +5,11 @@ The question fixes the numbers; the solution's wording is drawn uniformly from
 equivalent phrasings (verbs, connectives, clause orders, operand orders) independently
 of the numbers, so a model's greedy wording is a coin flip while its numbers are not.
 
-Three styles exist: ``standard`` (the training distribution), ``variant`` (other names, nouns
+Four styles exist: ``standard`` (the training distribution), ``variant`` (other names, nouns
 and question sentences, numbers in the standard range: a second arith domain for a pair trained
-on both) and ``shifted`` (other story templates and larger numbers) for domain-shift tests.
+on both), ``shifted`` (other story templates and larger numbers) for domain-shift tests, and
+``unseen`` (standard sentences and numbers with names and items that occur in no other style, so in
+no training example of any source: does a model count, or recall the words it was trained on?).
 """
 
 from __future__ import annotations
@@ -39,6 +41,16 @@ NAMES_VARIANT = [
     ("Vera", "she", "her"),
 ]
 ITEMS_VARIANT = ["shells", "stamps", "buttons", "ribbons", "tickets", "badges"]
+
+NAMES_UNSEEN = [
+    ("Priya", "she", "her"),
+    ("Kofi", "he", "his"),
+    ("Greta", "she", "her"),
+    ("Tariq", "he", "his"),
+    ("Yuki", "she", "her"),
+    ("Dmitri", "he", "his"),
+]
+ITEMS_UNSEEN = ["acorns", "candles", "feathers", "lemons", "magnets", "walnuts"]
 
 NAMES_SHIFTED = [("the shop", "it", "its"), ("the farm", "it", "its"), ("the library", "it", "its")]
 ITEMS_SHIFTED = ["boxes", "crates", "bottles", "bags"]
@@ -128,6 +140,7 @@ STYLES = {  # style -> number limits, names, items, question sentences per event
     "standard": (STANDARD, NAMES_STANDARD, ITEMS_STANDARD, QUESTION_EVENTS),
     "variant": (STANDARD, NAMES_VARIANT, ITEMS_VARIANT, VARIANT_EVENTS),
     "shifted": (SHIFTED, NAMES_SHIFTED, ITEMS_SHIFTED, SHIFTED_EVENTS),
+    "unseen": (STANDARD, NAMES_UNSEEN, ITEMS_UNSEEN, QUESTION_EVENTS),
 }
 
 # Solution wording: synonyms of each event kind (present tense, and -ing form).

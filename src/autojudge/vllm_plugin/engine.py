@@ -98,9 +98,13 @@ def speculative_llm(
 
 
 def _result(completion: Any) -> SpecResult:
-    tokens = list(completion.token_ids)
     metrics = completion.spec_decode_metrics
-    summary = metrics.to_dict() if metrics is not None else {}
+    return spec_result(list(completion.token_ids), metrics.to_dict() if metrics is not None else {})
+
+
+def spec_result(tokens: list[int], summary: Mapping[str, Any]) -> SpecResult:
+    """A request's result from its tokens and vLLM's per-request speculative-decoding summary (as
+    ``LLM.generate`` and the OpenAI server's ``metrics.speculative_decoding`` report it)."""
     steps = int(summary.get("num_spec_steps", 0))
     accepted = int(summary.get("num_accepted_draft_tokens", 0))
     without_drafts = max(0, len(tokens) - 1 - steps - accepted)
