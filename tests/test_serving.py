@@ -107,9 +107,8 @@ def _served(url: str, model: str, prompt: list[int], params, eos_token_ids: set[
 def test_the_cards_command_serves_the_cards_row(deployed_pipeline, monkeypatch, tmp_path):
     """The card's recommendation, read from the registered card of the suite's pipeline run, served by
     `vllm serve` with the card's own flags (plus the CPU build's) and asked for the card's test problems
-    over HTTP: tokens per pass and accuracy are the card's row (within one problem and 10%: vLLM's first
-    pass emits one token, and its cycles start a token later than the reference engine's,
-    tests/vllm_plugin/test_engine.py)."""
+    over HTTP: tokens per pass and accuracy are the card's row (within one problem and 3%: float32 kernels
+    flip decisions that lie within ~1e-6 of the threshold, tests/vllm_plugin/test_engine.py)."""
     workdir = deployed_pipeline.workdir
     monkeypatch.chdir(workdir)  # the card names the pair and the MLflow store as the pipeline does
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
@@ -133,8 +132,8 @@ def test_the_cards_command_serves_the_cards_row(deployed_pipeline, monkeypatch, 
         results = list(pool.map(lambda p: _served(url, words[2], p, params, pair.eos_token_ids), prompts))
     texts = [pair.tokenizer.decode(r.tokens, skip_special_tokens=True) for r in results]
     accuracy = sum(task.score(t, e) for t, e in zip(texts, examples, strict=True)) / len(examples)
-    merged_mat = sum(len(r.tokens) for r in results) / sum(max(1, r.target_passes - 1) for r in results)
+    mat = sum(len(r.tokens) for r in results) / sum(r.target_passes for r in results)
     row = entry["test_row"]
-    report = f"{entry['setting']}: vLLM accuracy {accuracy:.3f}, MAT {merged_mat:.3f}; card {row}"
+    report = f"{entry['setting']}: vLLM accuracy {accuracy:.3f}, MAT {mat:.3f}; card {row}"
     assert abs(accuracy - row["accuracy"]) <= 1 / len(examples) + 1e-9, report
-    assert abs(merged_mat - row["mat"]) <= 0.10 * row["mat"], report
+    assert abs(mat - row["mat"]) <= 0.03 * row["mat"], report

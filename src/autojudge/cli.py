@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from autojudge.errors import AutoJudgeError
+from autojudge.finetune_commands import finetune_app
 from autojudge.io import write_json
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ app.add_typer(toy_app, name="toy")
 app.add_typer(bench_app, name="bench")
 vllm_app = typer.Typer(no_args_is_help=True, help="The vLLM judge plugin.")
 app.add_typer(vllm_app, name="vllm")
+app.add_typer(finetune_app, name="finetune")
 
 ParamsOption = Annotated[Path, typer.Option("--params", help="Parameters file.")]
 
@@ -262,7 +264,8 @@ def toy_measure(
 ) -> None:
     """Measure the pair's quality figures (accuracies, agreement) on the test split of every source of the toy
     corpus, and check them against their bounds."""
-    from autojudge.models.toy_quality import measure_sources, weights_digest
+    from autojudge.models.pair import weights_digest
+    from autojudge.models.toy_quality import measure_sources
     from autojudge.runtime import pair_from
 
     settings = _toy_settings(params, preset)

@@ -67,6 +67,30 @@ class DistillParams(Section):
     min_agreement: float = Field(0.0, ge=0.0, le=1.0)  # the stage fails below this agreement
 
 
+class FinetuneParams(Section):
+    """A converted checkpoint fine-tuned on a task's training split with a LoRA adapter (stage finetune:
+    base + committed adapter -> out; ``autojudge finetune train`` retrains the adapter)."""
+
+    base: Path  # the converted checkpoint (the out of a convert entry)
+    adapter: Path  # the LoRA adapter (safetensors; committed, a few MB)
+    out: Path  # the merged checkpoint the pipeline loads as its target
+    task: str = "arith"
+    split: str = "train"
+    problems: PositiveInt = 2000  # first N problems of split: the training rows
+    rank: PositiveInt = 16
+    alpha: PositiveFloat = 32.0
+    steps: PositiveInt = 600
+    batch_size: PositiveInt = 8
+    learning_rate: PositiveFloat = 0.0005
+    bf16_autocast: bool = True  # bfloat16 matrix products on CPUs that have them (AVX512-BF16, AMX)
+    seed: int = 0
+    eval_splits: list[str] = ["test", "unseen"]  # the learning curve's splits
+    eval_problems: PositiveInt = 40  # first N problems of each, scored every eval_every steps
+    eval_every: PositiveInt = 50
+    eval_batch_size: PositiveInt = 20
+    max_response_tokens: PositiveInt = 160
+
+
 class DecodingParams(Section):
     max_new_tokens: PositiveInt = 192
     window: PositiveInt = 8
@@ -325,6 +349,7 @@ class Params(Section):
     toy: ToyParams | None = None
     convert: dict[str, ConvertParams] = {}  # stage convert@<name> (dvc.yaml foreach): none for the toy pair
     distill: dict[str, DistillParams] = {}  # stage distill@<name>: none for the toy pair
+    finetune: dict[str, FinetuneParams] = {}  # stage finetune@<name>: none for the toy pair
     # the pipeline's tasks (dvc.yaml foreach/matrix), one head each, data in data/<name>: each maps to
     # sections that override the ones above for that task's stages (``for_task``); ``task`` is the
     # primary one, where SelfJudge, the comparison and the benchmark run

@@ -37,19 +37,21 @@ def test_identical_draft_is_always_accepted_with_bonus_tokens(tiny_random_pair, 
     prompt = _prompts(arith_task, same.tokenizer, "validation", limit=1)[0]
     result = speculative(same, ExactMatch(), window=4, max_new_tokens=40).generate(prompt)
     if not result.finished:
-        assert result.stats.target_passes == 8  # 8 cycles of 4 drafts + 1 bonus
-        assert result.stats.mat == pytest.approx(5.0)
+        # the prompt's pass (1 token), 7 cycles of 4 drafts + 1 bonus, a last cycle of 3 drafts + 1 bonus
+        assert result.stats.target_passes == 9
+        assert result.stats.mat == pytest.approx(40 / 9)
     assert result.stats.accepted_mismatches == 0
 
 
 def test_accepting_every_mismatch_takes_whole_windows(tiny_random_pair, arith_task):
     prompt = _prompts(arith_task, tiny_random_pair.tokenizer, "validation", limit=1)[0]
     result = speculative(tiny_random_pair, TopK(10_000), window=4, max_new_tokens=40).generate(prompt)
-    draft_alone = draft_only(tiny_random_pair, 40).generate(prompt)
-    assert result.tokens[:4] == draft_alone.tokens[:4]  # the first window is the draft's own text
+    # the first token is the prompt pass's own; the first window is then the draft's own text
+    draft_alone = draft_only(tiny_random_pair, 40).generate(prompt + result.tokens[:1])
+    assert result.tokens[1:5] == draft_alone.tokens[:4]
     assert result.stats.accepted_mismatches > 0
     if not result.finished:
-        assert result.stats.mat == pytest.approx(5.0)
+        assert result.stats.mat == pytest.approx(40 / 9)
 
 
 def test_stops_at_end_of_sequence(tiny_random_pair, arith_task):

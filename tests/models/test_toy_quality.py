@@ -5,8 +5,9 @@ import json
 
 import pytest
 
+from autojudge.models.pair import weights_digest
 from autojudge.models.toy_corpus import held_out_problems, mixture_sources
-from autojudge.models.toy_quality import BOUNDS, weights_digest
+from autojudge.models.toy_quality import BOUNDS
 from autojudge.presets import merged_params
 
 

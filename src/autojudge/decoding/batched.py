@@ -1,7 +1,8 @@
 """Batched reference decoding: many requests, each with its own acceptance rule, decoded together.
 
 Each request runs the algorithm of :class:`~autojudge.decoding.speculative.SpeculativeDecoder` (or,
-without a rule, greedy decoding with the model alone) with the same counters; the rows of a batch
+without a rule, greedy decoding with the model alone) with the same counters (the first token from
+the prompt's pass alone, as vLLM's prefill); the rows of a batch
 share every forward pass, so on small models the cost per token is the batch's, not one sequence's
 (one draft step of a 2.5M-parameter model costs about as much for 128 rows as for one). Finished rows
 leave the batch and waiting requests join it (continuous batching). A row's tokens can differ from
@@ -127,9 +128,12 @@ class BatchedDecoder:
             cache.extend(fresh)
 
     def _counts(self, active: list[_Row]) -> list[int]:
-        """Draft tokens each row proposes this cycle (0: greedy with the model alone, or no room left)."""
+        """Draft tokens each row proposes this cycle (0: greedy with the model alone, the prompt's pass,
+        or no room left)."""
         return [
-            0 if row.rule is None else min(self.window, self.max_new_tokens - len(row.generated) - 1)
+            0
+            if row.rule is None or not row.generated
+            else min(self.window, self.max_new_tokens - len(row.generated) - 1)
             for row in active
         ]
 

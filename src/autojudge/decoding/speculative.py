@@ -4,6 +4,9 @@ Each cycle: the draft proposes W tokens greedily; the target scores the pending 
 all W proposals in one forward pass; the rule accepts a prefix of the proposals; the target's
 own token follows (the correction at the first rejection, or the bonus token after a fully
 accepted window). With `ExactMatch` the output equals target-only greedy decoding.
+
+The first response token is the prompt pass's own, with no draft, as vLLM's prefill emits it: no rule
+decides it, so a lossy rule never replaces the opening token, and cycles line up with vLLM's.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ class SpeculativeDecoder:
         finished = False
         while len(generated) < self.max_new_tokens and not finished:
             budget = self.max_new_tokens - len(generated)
-            count = min(self.window, budget - 1)
+            count = min(self.window, budget - 1) if generated else 0  # the prompt's pass: no draft
             base = len(sequence)
             pending = sequence[self.target.length :]
             if count > 0:

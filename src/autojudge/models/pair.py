@@ -74,6 +74,14 @@ def save_checkpoint(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, 
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "</s>")
 
 
+def weights_digest(model_dir: Path) -> str:
+    """SHA-256 of a model's safetensors files, to tie a measurement to the exact weights."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(model_dir).glob("*.safetensors")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def eos_token_ids(tokenizer: PreTrainedTokenizerBase, generation_eos: int | list[int] | None) -> set[int]:
     """Every id that ends a response: the tokenizer's EOS, the generation config's, each end-of-turn token."""
     ids = {tokenizer.eos_token_id}

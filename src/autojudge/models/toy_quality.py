@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from autojudge.decoding.factory import draft_only, target_only
 from autojudge.evaluation import ExampleResult, evaluate
@@ -40,14 +38,6 @@ class PairQuality:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def weights_digest(model_dir: Path) -> str:
-    """SHA-256 of a model's safetensors files, to tie a measurement to the exact weights."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(model_dir).glob("*.safetensors")):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 def measure_pair(

@@ -1,0 +1,204 @@
+"""Fine-tuning a converted checkpoint on a task's training split with a LoRA adapter, resumably.
+
+Rows are (prompt, reference solution + end of turn) as the pair is prompted (chat template or not);
+the loss is the response's tokens only (``distill.response_loss``). Every ``eval_every`` steps the
+adapter is scored on the first problems of each evaluation split (greedy, transformers) and the run is
+checkpointed (adapter, optimizer, random states, curve) beside the adapter, so an interrupted run goes
+on from its last checkpoint; a finished run writes the adapter (safetensors, with its settings in the
+metadata) and its learning curve.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+from tqdm import tqdm
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from autojudge.engines.hf import HFEngine
+from autojudge.errors import InputError
+from autojudge.io import write_json
+from autojudge.models.batches import padded_batch
+from autojudge.models.distill import response_loss
+from autojudge.models.lora import adapter_state, add_lora, load_adapter_state
+from autojudge.models.pair import eos_token_ids, weights_digest
+from autojudge.models.prompts import encode_prompt
+from autojudge.params import FinetuneParams
+from autojudge.tasks.base import Example, Task
+
+Row = tuple[list[int], list[int]]
+
+
+def training_rows(
+    task: Task, examples: list[Example], tokenizer: PreTrainedTokenizerBase, chat_template: bool
+) -> list[Row]:
+    """(prompt ids, solution ids + end of turn) of each example with a reference solution."""
+    end = tokenizer.eos_token_id
+    rows = []
+    for example in examples:
+        if not example.solution:
+            raise InputError(
+                f"fine-tuning needs reference solutions; {task.name} example {example.id} has none"
+            )
+        prompt = encode_prompt(tokenizer, task.build_prompt(example), chat_template)
+        response = tokenizer.encode(example.solution if chat_template else " " + example.solution)
+        rows.append((prompt, [t for t in response if t != tokenizer.bos_token_id] + [end]))
+    return rows
+
+
+@dataclass
+class Evaluation:
+    """Problems a run is scored on: prompt ids per split, and the examples to score against."""
+
+    task: Task
+    prompts: dict[str, list[list[int]]]
+    examples: dict[str, list[Example]]
+    max_new_tokens: int
+
+    def accuracy(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_size: int) -> dict:
+        """Greedy accuracy on each split."""
+        eos = eos_token_ids(tokenizer, model.generation_config.eos_token_id)
+        engine = HFEngine(model, tokenizer.pad_token_id or tokenizer.eos_token_id, eos, batch_size)
+        scores = {}
+        for split, prompts in self.prompts.items():
+            responses = engine.continue_prefixes(prompts, [self.max_new_tokens] * len(prompts))
+            texts = [tokenizer.decode(r, skip_special_tokens=True) for r in responses]
+            solved = [self.task.score(t, e) for t, e in zip(texts, self.examples[split], strict=True)]
+            scores[split] = round(sum(solved) / len(solved), 4)
+        return scores
+
+
+def checkpoint_path(adapter: Path) -> Path:
+    return Path(adapter).with_name(f"{Path(adapter).name}.checkpoint.pt")
+
+
+def curve_path(adapter: Path) -> Path:
+    return Path(adapter).with_name(f"{Path(adapter).stem}.curve.json")
+
+
+def run_settings(settings: FinetuneParams, chat_template: bool) -> dict:
+    """What determines a run but its length (a checkpoint of other settings is not resumed; a longer run
+    goes on from a shorter one's)."""
+    excluded = {"adapter", "out", "steps", "eval_every", "eval_problems", "eval_batch_size"}
+    fields = settings.model_dump(mode="json", exclude=excluded)
+    return {**fields, "base_sha256": weights_digest(settings.base), "chat_template": chat_template}
+
+
+def train_adapter(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    rows: list[Row],
+    evaluation: Evaluation,
+    settings: FinetuneParams,
+    made_by: dict,
+) -> dict:
+    """Train a LoRA adapter on ``rows`` (resuming a matching checkpoint); save it and its curve."""
+    torch.manual_seed(settings.seed)  # the adapter's initial A, then dropout-free training's draws
+    trainable = add_lora(model, settings.rank, settings.alpha)
+    optimizer = torch.optim.AdamW(trainable, lr=settings.learning_rate, weight_decay=0.0)
+    order = random.Random(settings.seed)
+    state = {"step": 0, "curve": [], "losses": [], "seconds": 0.0}
+    saved = checkpoint_path(settings.adapter)
+    if saved.is_file() and (kept := torch.load(saved, weights_only=False))["made_by"] == made_by:
+        load_adapter_state(model, kept["adapter"])
+        optimizer.load_state_dict(kept["optimizer"])
+        order.setstate(kept["order"])
+        torch.set_rng_state(kept["torch_rng"])
+        state = kept["state"]
+        print(f"finetune: resumed at step {state['step']} from {saved}")
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+    def evaluate() -> None:
+        model.eval()
+        scores = evaluation.accuracy(model, tokenizer, settings.eval_batch_size)
+        state["curve"].append({"step": state["step"], **scores})
+        print(f"finetune: step {state['step']}: accuracy {scores}")
+        model.train()
+
+    if not state["curve"]:
+        evaluate()
+    model.train()
+    progress = tqdm(total=settings.steps, initial=state["step"], desc="finetune", unit="step", mininterval=5)
+    while state["step"] < settings.steps:
+        started = time.perf_counter()
+        batch = padded_batch(order.sample(rows, min(settings.batch_size, len(rows))), pad)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=settings.bf16_autocast):
+            loss = response_loss(model, *batch)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+        optimizer.step()
+        state["losses"].append(round(float(loss.detach()), 4))
+        state["step"] += 1
+        state["seconds"] += time.perf_counter() - started
+        progress.update()
+        if state["step"] % settings.eval_every == 0 or state["step"] == settings.steps:
+            evaluate()
+            _save_checkpoint(saved, model, optimizer, order, state, made_by)
+    progress.close()
+    model.eval()
+    return _save_adapter(model, settings, state, made_by)
+
+
+def _save_checkpoint(path: Path, model, optimizer, order: random.Random, state: dict, made_by: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    kept = {
+        "made_by": made_by,
+        "adapter": adapter_state(model),
+        "optimizer": optimizer.state_dict(),
+        "order": order.getstate(),
+        "torch_rng": torch.get_rng_state(),
+        "state": state,
+    }
+    torch.save(kept, temporary)
+    temporary.replace(path)
+
+
+def _save_adapter(model: PreTrainedModel, settings: FinetuneParams, state: dict, made_by: dict) -> dict:
+    adapter = Path(settings.adapter)
+    adapter.parent.mkdir(parents=True, exist_ok=True)
+    temporary = adapter.with_name(f".{adapter.name}.tmp")
+    metadata = {
+        "made_by": json.dumps(made_by, sort_keys=True),
+        "alpha": str(settings.alpha),
+        "steps": str(state["step"]),
+    }
+    save_file(adapter_state(model), str(temporary), metadata=metadata)
+    temporary.replace(adapter)
+    summary = {
+        "steps": state["step"],
+        "training_seconds": round(state["seconds"], 1),
+        "seconds_per_step": round(state["seconds"] / max(1, state["step"]), 2),
+        "loss_first_10": round(sum(state["losses"][:10]) / max(1, len(state["losses"][:10])), 4),
+        "loss_last_10": round(sum(state["losses"][-10:]) / max(1, len(state["losses"][-10:])), 4),
+        "curve": state["curve"],
+        "made_by": made_by,
+    }
+    write_json(curve_path(adapter), summary)
+    return summary
+
+
+def read_adapter(path: Path) -> tuple[dict[str, torch.Tensor], float, int, dict]:
+    """A saved adapter's tensors, its alpha, its training steps and the settings that made it."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"LoRA adapter not found: {path} (train it: autojudge finetune train)")
+    from safetensors import safe_open
+
+    with safe_open(str(path), "pt") as handle:
+        metadata = handle.metadata() or {}
+    if not {"alpha", "steps", "made_by"} <= set(metadata):
+        raise InputError(f"{path} is not an adapter written by autojudge finetune (no alpha/steps/made_by)")
+    return (
+        load_file(str(path)),
+        float(metadata["alpha"]),
+        int(metadata["steps"]),
+        json.loads(metadata["made_by"]),
+    )

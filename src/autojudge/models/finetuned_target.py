@@ -1,0 +1,77 @@
+"""A fine-tuned target: train its LoRA adapter, merge the committed adapter (stage finetune), measure it.
+
+Training takes hours on two cores and minutes on a GPU, so it is a command (``autojudge finetune
+train``) whose adapter is committed; the stage only folds that adapter into the base checkpoint,
+refusing an adapter trained on another base.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import torch
+
+from autojudge.errors import InputError
+from autojudge.models.finetune import Evaluation, read_adapter, run_settings, train_adapter, training_rows
+from autojudge.models.lora import merge_adapter
+from autojudge.models.pair import load_causal_lm, load_tokenizer, save_checkpoint, weights_digest
+from autojudge.models.prompts import encode_prompt
+from autojudge.params import FinetuneParams, task_data_dir
+from autojudge.tasks import get_task
+
+
+def _evaluation(settings: FinetuneParams, tokenizer, chat_template: bool, splits: list[str], limit: int):
+    task = get_task(settings.task, task_data_dir(settings.task))
+    examples = {split: task.load_split(split, limit) for split in splits}
+    prompts = {
+        split: [encode_prompt(tokenizer, task.build_prompt(e), chat_template) for e in rows]
+        for split, rows in examples.items()
+    }
+    return Evaluation(task, prompts, examples, settings.max_response_tokens)
+
+
+def train_target_adapter(settings: FinetuneParams, chat_template: bool) -> dict:
+    """Train (or resume) the adapter of ``settings`` on its task's training split; its summary."""
+    tokenizer = load_tokenizer(settings.base, "base")
+    model = load_causal_lm(settings.base, torch.float32, role="base")
+    task = get_task(settings.task, task_data_dir(settings.task))
+    rows = training_rows(task, task.load_split(settings.split, settings.problems), tokenizer, chat_template)
+    evaluation = _evaluation(settings, tokenizer, chat_template, settings.eval_splits, settings.eval_problems)
+    return train_adapter(model, tokenizer, rows, evaluation, settings, run_settings(settings, chat_template))
+
+
+def merged_target(settings: FinetuneParams, name: str) -> dict:
+    """Fold the committed adapter into the base checkpoint and save it at ``out``; the stage's metrics."""
+    started = time.perf_counter()
+    state, alpha, steps, made_by = read_adapter(settings.adapter)
+    digest = weights_digest(settings.base)
+    if made_by.get("base_sha256") != digest:
+        raise InputError(
+            f"finetune.{name}: adapter {settings.adapter} was trained on another base checkpoint "
+            f"(weights sha256 {made_by.get('base_sha256', '?')[:12]}, {settings.base} has {digest[:12]}): retrain it"
+        )
+    tokenizer = load_tokenizer(settings.base, "base")
+    model = load_causal_lm(settings.base, torch.float32, role="base")
+    merge_adapter(model, state, alpha)
+    save_checkpoint(model, tokenizer, settings.out)
+    return {
+        "adapter": str(settings.adapter),
+        "adapter_parameters": sum(t.numel() for t in state.values()),
+        "base_parameters": sum(p.numel() for p in model.parameters()),
+        "trained_steps": steps,
+        "merge_seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def measure_target(settings: FinetuneParams, chat_template: bool, splits: list[str], limit: int) -> dict:
+    """Greedy accuracy of the merged target (``out``) on the first ``limit`` problems of ``splits``."""
+    if not Path(settings.out).is_dir():
+        raise InputError(f"no merged target at {settings.out}: run dvc repro finetune first")
+    tokenizer = load_tokenizer(settings.out, "fine-tuned target")
+    model = load_causal_lm(settings.out, torch.float32, role="fine-tuned target")
+    evaluation = _evaluation(settings, tokenizer, chat_template, splits, limit)
+    started = time.perf_counter()
+    accuracy = evaluation.accuracy(model, tokenizer, settings.eval_batch_size)
+    problems = {split: len(rows) for split, rows in evaluation.examples.items()}
+    return {"accuracy": accuracy, "problems": problems, "seconds": round(time.perf_counter() - started, 1)}
