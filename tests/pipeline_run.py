@@ -27,7 +27,7 @@ from pathlib import Path
 from helpers import free_port, healthy, set_params
 
 PIPELINE_PARAMS = {
-    "toy.splits": {"train": 24, "validation": 12, "test": 12, "shifted": 6, "variant": 6},
+    "toy.splits": {"train": 24, "validation": 12, "test": 12, "shifted": 6, "variant": 6, "unseen": 6},
     "toy.code_splits": {"train": 24, "validation": 12, "test": 12},
     "mining.problems": 24,
     "mining.pool_size": 6,  # each shard finishes its problems in two groups: a kill can fall between them

@@ -32,7 +32,22 @@ def test_overlay_merges_mappings_and_drops_nulls():
 
 
 def test_the_documented_presets_exist(repo):
-    assert available_presets(repo) == sorted(["toy", "toy-arith", "smollm2-cpu", *REAL_PRESETS])
+    assert available_presets(repo) == sorted(
+        ["toy", "toy-arith", "smollm2-cpu", "smollm2-arith", *REAL_PRESETS]
+    )
+
+
+def test_the_fine_tuned_preset_chains_convert_finetune_and_distill(project):
+    _, params = merged_params(project, "smollm2-arith")
+    (convert,), (finetune,), (distill,) = (
+        params.convert.values(),
+        params.finetune.values(),
+        params.distill.values(),
+    )
+    assert finetune.base == convert.out and params.pair.target == finetune.out == distill.target
+    assert params.pair.draft == distill.out and distill.min_agreement >= 0.65  # the bar of a draft
+    assert "unseen" in finetune.eval_splits and "arith:unseen" in params.crossdomain.domains
+    assert params.compare.limit >= 200 and params.decoding.engine == "vllm"
 
 
 @pytest.mark.parametrize("name", REAL_PRESETS)

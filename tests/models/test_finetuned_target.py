@@ -47,7 +47,7 @@ def test_an_interrupted_run_resumes_to_the_same_adapter_and_merges_into_the_targ
     assert steps == 4 and first.keys() == second.keys()
     for key in first:
         torch.testing.assert_close(first[key], second[key])
-    assert curve_path(halves.adapter).is_file()
+    assert curve_path(halves.adapter).is_file() and curve_path(halves.adapter).with_suffix(".png").is_file()
 
     metrics = merged_target(halves, "halves")
     assert metrics["trained_steps"] == 4 and 0 < metrics["adapter_parameters"] < metrics["base_parameters"]

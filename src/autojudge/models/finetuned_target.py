@@ -13,7 +13,14 @@ from pathlib import Path
 import torch
 
 from autojudge.errors import InputError
-from autojudge.models.finetune import Evaluation, read_adapter, run_settings, train_adapter, training_rows
+from autojudge.models.finetune import (
+    Evaluation,
+    curve_path,
+    read_adapter,
+    run_settings,
+    train_adapter,
+    training_rows,
+)
 from autojudge.models.lora import merge_adapter
 from autojudge.models.pair import load_causal_lm, load_tokenizer, save_checkpoint, weights_digest
 from autojudge.models.prompts import encode_prompt
@@ -31,14 +38,38 @@ def _evaluation(settings: FinetuneParams, tokenizer, chat_template: bool, splits
     return Evaluation(task, prompts, examples, settings.max_response_tokens)
 
 
+def plot_learning_curve(curve: list[dict], path: Path, title: str) -> None:
+    """Accuracy on each evaluation split against training steps (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 3.5))
+    for split in [key for key in curve[0] if key != "step"]:
+        axes.plot([p["step"] for p in curve], [100 * p[split] for p in curve], marker="o", label=split)
+    axes.set(xlabel="training steps", ylabel="greedy accuracy, %", title=title, ylim=(0, 100))
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
 def train_target_adapter(settings: FinetuneParams, chat_template: bool) -> dict:
-    """Train (or resume) the adapter of ``settings`` on its task's training split; its summary."""
+    """Train (or resume) the adapter of ``settings`` on its task's training split; its summary (and the
+    learning curve as a PNG beside the adapter)."""
     tokenizer = load_tokenizer(settings.base, "base")
     model = load_causal_lm(settings.base, torch.float32, role="base")
     task = get_task(settings.task, task_data_dir(settings.task))
     rows = training_rows(task, task.load_split(settings.split, settings.problems), tokenizer, chat_template)
     evaluation = _evaluation(settings, tokenizer, chat_template, settings.eval_splits, settings.eval_problems)
-    return train_adapter(model, tokenizer, rows, evaluation, settings, run_settings(settings, chat_template))
+    summary = train_adapter(
+        model, tokenizer, rows, evaluation, settings, run_settings(settings, chat_template)
+    )
+    problems = f"first {settings.eval_problems} problems of each split"
+    plot_learning_curve(summary["curve"], curve_path(settings.adapter).with_suffix(".png"), problems)
+    return summary
 
 
 def merged_target(settings: FinetuneParams, name: str) -> dict:
