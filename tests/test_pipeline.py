@@ -77,7 +77,7 @@ def test_full_run_registers_a_head_per_task_with_its_card(deployed_pipeline):
 def test_every_head_is_evaluated_on_every_domain_and_its_card_says_so(deployed_pipeline):
     workdir = deployed_pipeline.workdir
     crossdomain = json.loads((workdir / "metrics" / "crossdomain.json").read_text())
-    domains = ["arith:test", "arith:variant", "pyfunc:test"]
+    domains = ["arith:test", "arith:variant", "arith:unseen", "pyfunc:test"]
     for task in TASKS:
         rows = crossdomain["heads"][task]
         assert [row["domain"] for row in rows] == domains
