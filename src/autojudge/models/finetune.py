@@ -52,6 +52,11 @@ def training_rows(
     return rows
 
 
+def pad_id(tokenizer: PreTrainedTokenizerBase) -> int:
+    """The tokenizer's padding id (its EOS where it has none; id 0 is a real id)."""
+    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+
 @dataclass
 class Evaluation:
     """Problems a run is scored on: prompt ids per split, and the examples to score against."""
@@ -64,7 +69,7 @@ class Evaluation:
     def accuracy(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_size: int) -> dict:
         """Greedy accuracy on each split."""
         eos = eos_token_ids(tokenizer, model.generation_config.eos_token_id)
-        engine = HFEngine(model, tokenizer.pad_token_id or tokenizer.eos_token_id, eos, batch_size)
+        engine = HFEngine(model, pad_id(tokenizer), eos, batch_size)
         scores = {}
         for split, prompts in self.prompts.items():
             responses = engine.continue_prefixes(prompts, [self.max_new_tokens] * len(prompts))
@@ -112,7 +117,7 @@ def train_adapter(
         torch.set_rng_state(kept["torch_rng"])
         state = kept["state"]
         print(f"finetune: resumed at step {state['step']} from {saved}")
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    pad = pad_id(tokenizer)
 
     def evaluate() -> None:
         model.eval()
