@@ -28,7 +28,7 @@ from autojudge.orchestration.dvc_stages import (
     stage_generations,
 )
 from autojudge.orchestration.run_params import configure_run
-from autojudge.registry.tracking import tracking_uri, use_tracking
+from autojudge.tracking.store import tracking_uri, use_tracking
 
 RETRIES = 2
 BACKOFF_SECONDS = 10  # first retry after 10 s, then 20 s

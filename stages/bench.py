@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from autojudge.bench.vllm_bench import run_benchmark, write_outputs
-from autojudge.stage import run_stage, stage_arguments
+from autojudge.orchestration.stage import run_stage, stage_arguments
 
 
 def bench(params, args) -> None:

@@ -4,12 +4,12 @@ is the primary task's (params: task) only."""
 
 from pathlib import Path
 
-from autojudge.comparison import compare_methods, markdown
+from autojudge.evaluation.comparison import compare_methods, markdown
+from autojudge.evaluation.report import plot_accuracy_vs_mat
+from autojudge.evaluation.serving import head_locations, recommendations
 from autojudge.io import write_json, write_text
+from autojudge.orchestration.stage import run_stage, stage_arguments
 from autojudge.params import load_params
-from autojudge.report import plot_accuracy_vs_mat
-from autojudge.serving import head_locations, recommendations
-from autojudge.stage import run_stage, stage_arguments
 
 
 def compare(params, args) -> None:

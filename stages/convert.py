@@ -1,7 +1,7 @@
 """DVC stage convert: a GGUF checkpoint shipped in a Python distribution -> a transformers checkpoint."""
 
 from autojudge.models.gguf import convert_gguf, packaged_gguf
-from autojudge.stage import run_entry_stage
+from autojudge.orchestration.stage import run_entry_stage
 
 
 def convert(params, spec, name) -> dict:

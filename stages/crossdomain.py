@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from autojudge.crossdomain import cross_domain, markdown
+from autojudge.evaluation.crossdomain import cross_domain, markdown
 from autojudge.io import write_json, write_text
-from autojudge.stage import run_stage, stage_arguments
+from autojudge.orchestration.stage import run_stage, stage_arguments
 
 
 def crossdomain(params, args) -> None:

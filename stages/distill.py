@@ -1,7 +1,7 @@
 """DVC stage distill: a draft for a real target, its first layers trained on the target's greedy responses."""
 
 from autojudge.models.distilled_draft import build_draft
-from autojudge.stage import run_entry_stage
+from autojudge.orchestration.stage import run_entry_stage
 
 
 def distill(params, spec, name) -> dict:

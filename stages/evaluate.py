@@ -2,12 +2,12 @@
 
 from pathlib import Path
 
+from autojudge.evaluation.report import headline, markdown_table, plot_accuracy_vs_mat, write_curve_csv
+from autojudge.evaluation.sweep import Setting, run_settings, summary_row
 from autojudge.heads.artifact import load_head
 from autojudge.heads.out_of_fold import fold_heads_for
 from autojudge.io import write_json, write_text
-from autojudge.report import headline, markdown_table, plot_accuracy_vs_mat, write_curve_csv
-from autojudge.stage import run_stage, stage_arguments
-from autojudge.sweep import Setting, run_settings, summary_row
+from autojudge.orchestration.stage import run_stage, stage_arguments
 
 
 def settings_for(params, head) -> list[Setting]:

@@ -5,8 +5,8 @@ from pathlib import Path
 from autojudge.features.hidden_states import FeatureSpec, extract_features
 from autojudge.features.store import write_features
 from autojudge.mining.dataset import COLUMNS, problems_from_rows, read_parquet
-from autojudge.runtime import pair_from
-from autojudge.stage import run_stage, stage_arguments
+from autojudge.models.runtime import pair_from
+from autojudge.orchestration.stage import run_stage, stage_arguments
 
 
 def features(params, args) -> None:

@@ -1,7 +1,7 @@
 """DVC stage finetune: a real target, its base checkpoint with the committed LoRA adapter merged in."""
 
 from autojudge.models.finetuned_target import merged_target
-from autojudge.stage import run_entry_stage
+from autojudge.orchestration.stage import run_entry_stage
 
 
 def finetune(params, spec, name) -> dict:

@@ -5,7 +5,7 @@ from pathlib import Path
 from autojudge.io import write_json
 from autojudge.mining.dataset import mined_rows, write_parquet
 from autojudge.mining.shards import merge_shards
-from autojudge.stage import run_stage, stage_arguments
+from autojudge.orchestration.stage import run_stage, stage_arguments
 
 
 def merge(params, args) -> None:

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from autojudge.mining.run import mine_from_params
-from autojudge.stage import run_stage, stage_arguments
+from autojudge.orchestration.stage import run_stage, stage_arguments
 
 
 def mine(params, args) -> None:

@@ -1,6 +1,6 @@
 """DVC stage prepare: the task's data splits."""
 
-from autojudge.stage import run_stage, stage_arguments
+from autojudge.orchestration.stage import run_stage, stage_arguments
 from autojudge.tasks.prepare import prepare_splits
 
 

@@ -3,15 +3,15 @@
 from dataclasses import asdict
 from pathlib import Path
 
+from autojudge.evaluation.serving import head_locations, recommendations, served_heads
 from autojudge.heads.artifact import load_head
 from autojudge.io import read_json, write_json
+from autojudge.orchestration.stage import run_stage, stage_arguments
 from autojudge.params import load_params
 from autojudge.registry.card import build_card, card_markdown
+from autojudge.registry.promotion import check_gates, register_version
 from autojudge.registry.runs import log_model_and_card
-from autojudge.registry.tracking import model_name
-from autojudge.registry.versions import check_gates, register_version
-from autojudge.serving import head_locations, recommendations, served_heads
-from autojudge.stage import run_stage, stage_arguments
+from autojudge.tracking.store import model_name
 
 
 def register(params, args) -> None:

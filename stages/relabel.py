@@ -9,7 +9,8 @@ from pathlib import Path
 
 from autojudge.io import write_json
 from autojudge.mining.dataset import COLUMNS, read_parquet
-from autojudge.runtime import pair_from
+from autojudge.models.runtime import pair_from
+from autojudge.orchestration.stage import run_stage, stage_arguments
 from autojudge.selfjudge.checker_free import relabel_checker_free, write_response_features
 from autojudge.selfjudge.relabel import (
     first_problems,
@@ -18,7 +19,6 @@ from autojudge.selfjudge.relabel import (
     target_backends,
     write_relabeled_features,
 )
-from autojudge.stage import run_stage, stage_arguments
 
 DISABLED = "disabled.json"
 

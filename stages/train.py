@@ -6,18 +6,18 @@ from pathlib import Path
 
 import torch
 
+from autojudge.evaluation.calibration import calibrate_threshold
+from autojudge.evaluation.report import write_csv
 from autojudge.features.store import read_features
 from autojudge.heads.artifact import JudgeHead
-from autojudge.heads.calibration import calibrate_threshold
 from autojudge.heads.out_of_fold import FOLDS_DIR, fit_fold_heads
 from autojudge.heads.training import HeadFit, fit_head
 from autojudge.io import write_json
 from autojudge.models.pair import load_tokenizer, tokenizer_hash
+from autojudge.models.runtime import task_from
+from autojudge.orchestration.stage import run_stage, stage_arguments
 from autojudge.registry.runs import log_training_run
-from autojudge.registry.tracking import model_name
-from autojudge.report import write_csv
-from autojudge.runtime import task_from
-from autojudge.stage import run_stage, stage_arguments
+from autojudge.tracking.store import model_name
 
 
 def fitted_head(params, features, labels, groups, spec, recalls) -> tuple[HeadFit, JudgeHead]:

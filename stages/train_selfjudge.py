@@ -6,7 +6,7 @@ from relabel import DISABLED  # sibling stage scripts: stages/ is first on sys.p
 from train import train
 
 from autojudge.io import write_json
-from autojudge.stage import run_stage, stage_arguments
+from autojudge.orchestration.stage import run_stage, stage_arguments
 
 
 def train_selfjudge(params, args) -> None:

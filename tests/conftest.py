@@ -103,9 +103,9 @@ def smollm2_target(smollm2_run) -> Path:
 @pytest.fixture(scope="session")
 def tiny_tokenizer():
     """A toy tokenizer trained on a few hundred problems (for fast unit tests)."""
-    from autojudge.models.toy_tokenizer import train_toy_tokenizer
     from autojudge.tasks.arith import arith_prompt
     from autojudge.tasks.arith_generator import generate_split
+    from autojudge.world.tokenizer import train_toy_tokenizer
 
     problems = generate_split(300, seed=5)
     return train_toy_tokenizer([arith_prompt(p.question) + " " + p.solution for p in problems], 400)
@@ -115,8 +115,8 @@ def tiny_tokenizer():
 def tiny_random_pair(tiny_tokenizer, tmp_path_factory):
     """Two small randomly initialised Llama models saved to disk with the same tokenizer."""
     from autojudge.models.pair import load_pair
-    from autojudge.models.toy_training import build_model, save_model
     from autojudge.params import ToyModelParams
+    from autojudge.world.training import build_model, save_model
 
     spec = ToyModelParams(
         hidden_size=64, layers=2, heads=2, intermediate_size=128, steps=1, batch_size=1, learning_rate=1e-3
@@ -139,7 +139,7 @@ class GreedyReference:
 @pytest.fixture(scope="session")
 def toy_target_greedy(toy_pair, arith_task, params) -> GreedyReference:
     from autojudge.decoding.factory import target_only
-    from autojudge.evaluation import evaluate
+    from autojudge.evaluation.scoring import evaluate
     from autojudge.models.prompts import encode_prompt
 
     examples = arith_task.load_split("test")

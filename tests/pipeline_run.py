@@ -103,8 +103,8 @@ def stages_run(output: str) -> set[str]:
 def model_versions(workdir: Path, name: str) -> list[dict]:
     """Every registered version of ``name`` in the copy's MLflow store, with its card."""
     code = (
-        "import json, mlflow; from autojudge.registry.tracking import use_tracking;"
-        "from autojudge.registry.versions import version_card; use_tracking();"
+        "import json, mlflow; from autojudge.tracking.store import use_tracking;"
+        "from autojudge.tracking.heads import version_card; use_tracking();"
         f"vs = mlflow.MlflowClient().search_model_versions(\"name='{name}'\");"
         f"print(json.dumps([dict(version=v.version, description=v.description, card=version_card('{name}', v.version)) for v in vs]))"
     )

@@ -238,7 +238,7 @@ class CompareParams(Section):
     validation_split: str = "validation"  # where every method's operating point is chosen
     validation_limit: PositiveInt | None = None  # first N problems of it (null: all)
     window: PositiveInt = 16
-    # every method's candidates at the same validation acceptance rates of mismatches (autojudge.grids)
+    # every method's candidates at the same validation acceptance rates of mismatches (autojudge.evaluation.grids)
     methods: list[str] = list(COMPARED_RULES)  # the rules compared besides the heads (judge, selfjudge)
     rates: list[Annotated[float, Field(gt=0, le=1)]] = [0.25, 0.5, 0.75, 1.0]
     # the rules' other keys, named as in autojudge.rules.config (plugin, autojudge eval)

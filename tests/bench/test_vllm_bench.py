@@ -23,8 +23,8 @@ from autojudge.bench.vllm_bench import (
     summarize_runs,
 )
 from autojudge.errors import InputError
+from autojudge.evaluation.stats import mean_difference, paired_bootstrap, rate_ratio, verdict
 from autojudge.params import BenchParams
-from autojudge.stats import mean_difference, paired_bootstrap, rate_ratio, verdict
 
 NO_ENERGY = EnergyReading.unavailable("none")
 V1 = {"runner": "V1 (vllm.v1.worker.gpu_model_runner)", "worker_cls": "vllm.v1.worker.cpu_worker.CPUWorker"}

@@ -6,11 +6,11 @@ from helpers import rule
 
 from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.decoding.factory import draft_only, speculative, target_only
-from autojudge.decoding.fly import FlyRule
-from autojudge.decoding.rules import ExactMatch, JudgeRule, TopK
 from autojudge.features.hidden_states import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.models.prompts import encode_prompt
+from autojudge.rules.acceptance import ExactMatch, JudgeRule, TopK
+from autojudge.rules.fly import FlyRule
 
 
 def _prompts(task, tokenizer, split, limit):

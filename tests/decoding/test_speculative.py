@@ -4,9 +4,9 @@ import pytest
 
 from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.decoding.factory import draft_only, speculative, target_only
-from autojudge.decoding.rules import ExactMatch, TopK
 from autojudge.models.pair import ModelPair
 from autojudge.models.prompts import encode_prompt
+from autojudge.rules.acceptance import ExactMatch, TopK
 
 
 def _prompts(task, tokenizer, split, limit=None):

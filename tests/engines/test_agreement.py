@@ -3,9 +3,9 @@
 import pytest
 
 from autojudge.engines.hf import HFEngine
-from autojudge.mining.draft_predictions import DraftPredictor
 from autojudge.mining.search import ImportantTokenSearch, MiningProblem
 from autojudge.models.prompts import encode_prompt
+from autojudge.models.teacher_forced import DraftPredictor
 
 
 def _problems(arith_task, tokenizer, count):

@@ -12,9 +12,9 @@ from helpers import free_port
 from autojudge.engines.hf import HFEngine
 from autojudge.engines.openai_engine import OpenAIEngine
 from autojudge.errors import InputError
-from autojudge.mining.draft_predictions import DraftPredictor
 from autojudge.mining.search import ImportantTokenSearch, MiningProblem
 from autojudge.models.prompts import encode_prompt
+from autojudge.models.teacher_forced import DraftPredictor
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ import torch
 from helpers import write_params
 
 from autojudge.errors import InputError
+from autojudge.evaluation.sweep import Setting, run_settings
 from autojudge.features.hidden_states import FeatureSpec, MismatchRow
 from autojudge.features.store import write_features
 from autojudge.heads.artifact import JudgeHead, load_head
@@ -24,9 +25,8 @@ from autojudge.heads.out_of_fold import (
     threshold_at,
 )
 from autojudge.models.pair import tokenizer_hash
+from autojudge.models.runtime import task_from
 from autojudge.params import load_params
-from autojudge.runtime import task_from
-from autojudge.sweep import Setting, run_settings
 
 
 def _head(spec: FeatureSpec, threshold: float, token_hash: str = "h", info: dict | None = None) -> JudgeHead:

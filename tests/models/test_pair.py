@@ -2,9 +2,9 @@ import pytest
 
 from autojudge.errors import InputError, ModelPairError
 from autojudge.models.pair import load_pair
-from autojudge.models.toy_tokenizer import train_toy_tokenizer
-from autojudge.models.toy_training import build_model, save_model
 from autojudge.params import ToyModelParams
+from autojudge.world.tokenizer import train_toy_tokenizer
+from autojudge.world.training import build_model, save_model
 
 SPEC = ToyModelParams(
     hidden_size=32, layers=1, heads=1, intermediate_size=64, steps=1, batch_size=1, learning_rate=1e-3

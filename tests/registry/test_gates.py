@@ -1,7 +1,7 @@
 """Promotion gates: the headline figures, and the comparison's verdict at the promotion budget (the head
 must be within it on test and significantly faster than the best training-free rule)."""
 
-from autojudge.registry.versions import check_gates
+from autojudge.registry.promotion import check_gates
 
 HEADLINE = {"evaluation": {"headline": {"accuracy_drop_vs_exact_sd": 0.0, "mat_gain_vs_exact_sd": 1.5}}}
 RULE = {"method": "fsd-js", "setting": "fsd-js t=0.05 W=16"}

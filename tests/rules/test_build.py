@@ -3,14 +3,14 @@
 import pytest
 import torch
 
-from autojudge.decoding.fly import FlyRule
-from autojudge.decoding.rules import ExactMatch, JudgeRule, TopK
-from autojudge.decoding.training_free import EntropyRule, FuzzyRule, KLMaskRule
 from autojudge.errors import InputError
 from autojudge.features.hidden_states import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
+from autojudge.rules.acceptance import ExactMatch, JudgeRule, TopK
 from autojudge.rules.build import build_rule
 from autojudge.rules.config import RULES, RuleConfig
+from autojudge.rules.fly import FlyRule
+from autojudge.rules.training_free import EntropyRule, FuzzyRule, KLMaskRule
 
 HEAD = JudgeHead(torch.zeros(4), 0.0, 0.3, FeatureSpec("target", 4, 2), "toy", "arith", "vocab")
 KINDS = {

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from autojudge.comparison import LABELS
 from autojudge.errors import InputError
+from autojudge.evaluation.comparison import LABELS
 from autojudge.rules.config import DIVERGENCES, RULE_FIELDS, RULES, RuleConfig, rule_config
 from autojudge.vllm_plugin.config import REQUEST_KEYS, parse_config
 
@@ -51,6 +51,6 @@ def test_keys_round_trip_and_name_only_what_the_rule_reads():
 
 
 def test_the_registry_knows_every_divergence_without_importing_torch():
-    from autojudge.decoding.divergence import DIVERGENCES as IMPLEMENTED
+    from autojudge.rules.divergence import DIVERGENCES as IMPLEMENTED
 
     assert sorted(DIVERGENCES) == sorted(IMPLEMENTED)

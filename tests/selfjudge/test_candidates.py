@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autojudge.engines.hf import HFEngine
-from autojudge.mining.draft_predictions import DraftPredictor
+from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.selfjudge.backends import PackedScorer, pack
 from autojudge.selfjudge.candidates import from_mined_rows, from_responses
 from autojudge.selfjudge.labels import important_labels

@@ -7,8 +7,8 @@ import torch
 
 from autojudge.engines.hf import HFEngine
 from autojudge.features.store import read_features
-from autojudge.mining.draft_predictions import DraftPredictor
 from autojudge.mining.search import MiningProblem
+from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.selfjudge.backends import PackedScorer
 from autojudge.selfjudge.checker_free import relabel_responses, response_tau, write_response_features
 from autojudge.selfjudge.labels import calibrate_tau

@@ -5,11 +5,11 @@ import zlib
 
 import pytest
 
-from autojudge.data.jsonl import write_jsonl
 from autojudge.errors import InputError
 from autojudge.sandbox import Sandbox, SandboxLimits, SandboxPool
 from autojudge.tasks import TASKS
 from autojudge.tasks.code_answers import CodeRunner, report_outcomes
+from autojudge.tasks.jsonl import write_jsonl
 from autojudge.tasks.livecodebench import LiveCodeBenchTask, decode_test_cases
 
 

@@ -52,10 +52,10 @@ def train_target_head(pair, task, params, llm, directory: Path) -> Path:
     from autojudge.features.hidden_states import FeatureSpec, extract_features
     from autojudge.heads.artifact import JudgeHead
     from autojudge.heads.training import fit_head
-    from autojudge.mining.draft_predictions import DraftPredictor
     from autojudge.mining.search import ImportantTokenSearch, MiningProblem
     from autojudge.models.pair import tokenizer_hash
     from autojudge.models.prompts import encode_prompt
+    from autojudge.models.teacher_forced import DraftPredictor
 
     problems = [
         MiningProblem(e.id, encode_prompt(pair.tokenizer, task.build_prompt(e)))
@@ -123,8 +123,8 @@ def target_head_path(vanilla_llm, toy_pair, arith_task, params, tmp_path_factory
 def register_head(path: Path, threshold: float | None = None) -> str:
     """Register the head at ``path`` (its threshold replaced if given) with alias candidate; the version."""
     from autojudge.heads.artifact import load_head
+    from autojudge.registry.promotion import register_version
     from autojudge.registry.runs import log_model_and_card, log_training_run
-    from autojudge.registry.versions import register_version
 
     if threshold is not None:
         head = load_head(path)

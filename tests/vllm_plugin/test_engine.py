@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from autojudge.decoding.factory import speculative
-from autojudge.decoding.fly import FlyRule
-from autojudge.decoding.rules import JudgeRule
 from autojudge.heads.artifact import load_head
 from autojudge.models.prompts import encode_prompt
+from autojudge.rules.acceptance import JudgeRule
+from autojudge.rules.fly import FlyRule
 from autojudge.vllm_plugin.engine import decode
 
 pytestmark = pytest.mark.slow

@@ -8,8 +8,8 @@ import torch
 from autojudge.errors import InputError
 from autojudge.features.hidden_states import FeatureSpec
 from autojudge.heads.artifact import JudgeHead, load_head
+from autojudge.registry.promotion import register_version
 from autojudge.registry.runs import log_model_and_card, log_training_run
-from autojudge.registry.versions import register_version
 from autojudge.vllm_plugin.pinning import check_pinned, file_sha256, pin_head
 
 NAME = "autojudge-arith-pin-test"

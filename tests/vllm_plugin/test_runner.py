@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autojudge.decoding.rules import TopK
+from autojudge.rules.acceptance import TopK
 from autojudge.vllm_plugin.config import PluginConfig
 from autojudge.vllm_plugin.runner import (
     ACTIVE,

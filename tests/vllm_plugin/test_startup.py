@@ -54,7 +54,7 @@ print("RESULTS " + json.dumps(results))
 """
 
 
-CHECK = [sys.executable, "-c", "from autojudge.cli import main; main()", "vllm", "check"]
+CHECK = [sys.executable, "-c", "from autojudge.cli.app import main; main()", "vllm", "check"]
 
 
 def _run(arguments, env_overrides=None, timeout=600):

@@ -3,8 +3,8 @@
 import torch
 from helpers import rule
 
-from autojudge.decoding.rules import ExactMatch, TopK, Window
-from autojudge.decoding.training_free import FuzzyRule
+from autojudge.rules.acceptance import ExactMatch, TopK, Window
+from autojudge.rules.training_free import FuzzyRule
 from autojudge.vllm_plugin.verify import PLACEHOLDER_TOKEN_ID, accepted_rows, greedy_verify
 
 V = 6

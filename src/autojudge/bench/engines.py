@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from autojudge.decoding.generation import Generation
+from autojudge.evaluation.setting import Setting
+from autojudge.evaluation.sweep import decode_settings
+from autojudge.models.runtime import pair_from, task_from
 from autojudge.params import Params
-from autojudge.runtime import pair_from, task_from
-from autojudge.setting import Setting
-from autojudge.sweep import decode_settings
 
 REASONS = (
     "Both engines emit the first token from the prompt's pass alone and verify the same windows after it; "

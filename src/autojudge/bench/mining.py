@@ -7,9 +7,9 @@ import time
 from datetime import UTC, datetime
 
 from autojudge.engines.base import GenerationEngine
-from autojudge.mining.draft_predictions import DraftPredictor
 from autojudge.mining.search import ImportantTokenSearch, MinedProblem, MiningProblem
 from autojudge.models.pair import ModelPair
+from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.tasks.base import Task
 
 

@@ -10,9 +10,9 @@ import torch
 
 from autojudge.bench.energy import EnergyReading, PowerMeter, median_energy
 from autojudge.decoding.factory import speculative, target_only
-from autojudge.decoding.rules import ExactMatch
-from autojudge.evaluation import evaluate
+from autojudge.evaluation.scoring import evaluate
 from autojudge.models.pair import ModelPair
+from autojudge.rules.acceptance import ExactMatch
 from autojudge.tasks.base import Example, Task
 
 

@@ -19,7 +19,7 @@ Protocol (the AutoJudge paper, section 4.3 and appendix G, with an honest baseli
 * At batch size 1 each problem is timed on its own. The tokens/s ratio of every setting over
   ``sd_stock`` (and over the target alone; MAT and step-time ratios alike) is the ratio of summed
   tokens over summed seconds of per-problem medians over the timed repeats, with a 95% paired
-  bootstrap interval over problems (:mod:`autojudge.stats`, seeded). Batched passes time batches,
+  bootstrap interval over problems (:mod:`autojudge.evaluation.stats`, seeded). Batched passes time batches,
   not problems: they give tokens/s and seconds per problem, and no ratio.
 * Accuracy: the first ``accuracy_problems`` problems of the split, decoded once per setting and
   window (untimed, at the largest batch size) and scored by the task; a setting's accuracy is at
@@ -59,8 +59,8 @@ from typing import Any
 
 from autojudge.bench.energy import EnergyReading, PowerMeter, median_energy
 from autojudge.errors import AutoJudgeError, InputError
+from autojudge.evaluation.stats import mean_difference, mean_of_first, paired_bootstrap, rate_ratio, verdict
 from autojudge.params import bench_plan_problems
-from autojudge.stats import mean_difference, mean_of_first, paired_bootstrap, rate_ratio, verdict
 from autojudge.tasks.base import Example, Task
 
 TARGET = "target"
@@ -766,7 +766,7 @@ def run_benchmark(params: Any, head_path: Path) -> dict[str, Any]:
     from autojudge.engines.vllm_engine import VllmEngine
     from autojudge.models.pair import load_tokenizer
     from autojudge.models.prompts import encode_prompt
-    from autojudge.runtime import task_from
+    from autojudge.models.runtime import task_from
     from autojudge.vllm_plugin.engine import decode, speculative_llm
     from autojudge.vllm_plugin.heads import hidden_size, load_checked_head
 
@@ -961,8 +961,8 @@ def report_markdown(report: dict[str, Any]) -> str:
 
 def write_outputs(report: dict[str, Any], metrics: Path, curve: Path, markdown_path: Path) -> None:
     """The report as JSON, its tokens/s curves as ``curve``.csv + .png, and its tables as markdown."""
+    from autojudge.evaluation.report import write_csv
     from autojudge.io import write_json, write_text
-    from autojudge.report import write_csv
 
     write_json(metrics, report)
     rows = curve_rows(report)

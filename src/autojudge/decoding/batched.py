@@ -21,8 +21,8 @@ from tqdm import tqdm
 from transformers import PreTrainedModel
 
 from autojudge.decoding.generation import DecodeStats, Generation, clip_at_stop
-from autojudge.decoding.rules import AcceptanceRule, Window, accepted_count
 from autojudge.decoding.slots import SlotCache
+from autojudge.rules.acceptance import AcceptanceRule, Window, accepted_count
 
 
 @dataclass

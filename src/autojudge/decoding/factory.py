@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from autojudge.decoding.greedy import GreedyDecoder
-from autojudge.decoding.rules import AcceptanceRule
 from autojudge.decoding.speculative import SpeculativeDecoder
 from autojudge.errors import InputError
 from autojudge.models.pair import ModelPair
+from autojudge.rules.acceptance import AcceptanceRule
 
 
 def target_only(pair: ModelPair, max_new_tokens: int) -> GreedyDecoder:

@@ -16,9 +16,9 @@ import time
 import torch
 
 from autojudge.decoding.generation import DecodeStats, Generation, clip_at_stop
-from autojudge.decoding.rules import AcceptanceRule, Window, accepted_count
 from autojudge.decoding.runner import CachedRunner
 from autojudge.models.pair import ModelPair
+from autojudge.rules.acceptance import AcceptanceRule, Window, accepted_count
 
 
 class SpeculativeDecoder:

@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-from autojudge.mining.draft_predictions import DraftPredictor
 from autojudge.mining.search import ImportantTokenSearch, MiningProblem
 from autojudge.mining.shards import ShardSummary, mine_shard, shard_of
-from autojudge.models.pair import ModelPair, tokenizer_hash
+from autojudge.models.pair import ModelPair, model_signature, tokenizer_hash
 from autojudge.models.prompts import encode_prompt
+from autojudge.models.runtime import engine_from, pair_from, task_from
+from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.params import Params
-from autojudge.runtime import engine_from, pair_from, task_from
-
-
-def model_signature(path: Path) -> str:
-    """Cheap identity of a model directory: its config and the names and sizes of its weight files."""
-    path = Path(path)
-    digest = hashlib.sha256((path / "config.json").read_bytes())
-    for weights in sorted(path.glob("*.safetensors")):
-        digest.update(f"{weights.name}:{weights.stat().st_size}".encode())
-    return digest.hexdigest()[:16]
 
 
 def mining_settings(params: Params, pair: ModelPair) -> dict:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from transformers import PreTrainedTokenizerBase
 
 from autojudge.engines.base import GenerationEngine
-from autojudge.mining.draft_predictions import DraftPredictor
+from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.tasks.base import Example, Task
 
 

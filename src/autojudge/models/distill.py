@@ -17,8 +17,8 @@ from tqdm import tqdm
 from transformers import AutoModelForCausalLM, PreTrainedModel
 
 from autojudge.errors import InputError
-from autojudge.mining.draft_predictions import DraftPredictor
 from autojudge.models.batches import padded_batch
+from autojudge.models.teacher_forced import DraftPredictor
 
 FROZEN = ("embed_tokens", "lm_head")
 

@@ -15,12 +15,12 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from autojudge.errors import InputError
 from autojudge.io import read_json, write_json
-from autojudge.mining.run import model_signature
 from autojudge.models.distill import agreement, distill, is_frozen, truncated_draft
 from autojudge.models.pair import (
     eos_token_ids,
     load_causal_lm,
     load_tokenizer,
+    model_signature,
     save_checkpoint,
     tokenizer_hash,
 )

@@ -172,3 +172,12 @@ def load_pair(
         draft_path=Path(draft_path),
         target_path=Path(target_path),
     )
+
+
+def model_signature(path: Path) -> str:
+    """Cheap identity of a model directory: its config and the names and sizes of its weight files."""
+    path = Path(path)
+    digest = hashlib.sha256((path / "config.json").read_bytes())
+    for weights in sorted(path.glob("*.safetensors")):
+        digest.update(f"{weights.name}:{weights.stat().st_size}".encode())
+    return digest.hexdigest()[:16]

@@ -1,1 +1,4 @@
-"""Running the DVC pipeline from an orchestrator: the flow's parameters and the stages it drives."""
+"""Running the DVC pipeline: stage helpers, presets, the Prefect flow's parameters and the stages it drives.
+
+Imports every library layer below the CLI.
+"""

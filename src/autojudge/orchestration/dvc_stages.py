@@ -27,7 +27,7 @@ from pathlib import Path
 from autojudge.errors import AutoJudgeError
 
 TAIL_LINES = 40
-USER_ERROR = re.compile(r"^stage [\w@.-]+: ")  # autojudge.stage.run_stage's one-line user error
+USER_ERROR = re.compile(r"^stage [\w@.-]+: ")  # autojudge.orchestration.stage.run_stage's one-line user error
 _DVC_LOCK = threading.Lock()
 
 

@@ -8,8 +8,8 @@ import yaml
 
 from autojudge.errors import InputError
 from autojudge.io import write_text
+from autojudge.orchestration.presets import apply_preset, overlay
 from autojudge.params import Params, load_params, validate_params
-from autojudge.presets import apply_preset, overlay
 
 
 def run_overrides(shards: int | None, threshold: dict[str, object]) -> dict:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from autojudge import comparison as compare
 from autojudge.bench import vllm_bench
-from autojudge.crossdomain import head_table
+from autojudge.evaluation import comparison as compare
+from autojudge.evaluation.crossdomain import head_table
+from autojudge.evaluation.report import markdown_table
 from autojudge.heads.artifact import JudgeHead
 from autojudge.params import Params
-from autojudge.report import markdown_table
 
 
 def build_card(

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from autojudge.registry.pyfunc import JudgeHeadModel
-from autojudge.registry.tracking import experiment, use_tracking
+from autojudge.tracking.store import experiment, use_tracking
 
 
 def _flat(prefix: str, values: dict) -> dict[str, str]:

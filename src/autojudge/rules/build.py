@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from autojudge.decoding.fly import FlyRule
-from autojudge.decoding.rules import AcceptanceRule, ExactMatch, JudgeRule, TopK
-from autojudge.decoding.training_free import EntropyRule, FuzzyRule, KLMaskRule
 from autojudge.errors import InputError
 from autojudge.heads.artifact import JudgeHead
+from autojudge.rules.acceptance import AcceptanceRule, ExactMatch, JudgeRule, TopK
 from autojudge.rules.config import FSD_PUBLISHED, RuleConfig, fly_window
+from autojudge.rules.fly import FlyRule
+from autojudge.rules.training_free import EntropyRule, FuzzyRule, KLMaskRule
 
 
 def build_rule(

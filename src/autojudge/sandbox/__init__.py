@@ -1,4 +1,7 @@
-"""A sandbox for model-written Python: separate processes, resource limits, namespaces (see runner)."""
+"""A sandbox for model-written Python: separate processes, resource limits, namespaces (see runner).
+
+Imports errors only.
+"""
 
 from autojudge.sandbox.limits import NOBODY_UID, SandboxLimits
 from autojudge.sandbox.pool import SandboxPool

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from autojudge.engines.base import GenerationEngine
 from autojudge.errors import InputError
-from autojudge.mining.draft_predictions import DraftPredictor
+from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.selfjudge.score import Replacement
 
 

@@ -17,10 +17,10 @@ from autojudge.errors import InputError
 from autojudge.features.hidden_states import FeatureSpec, extract_features
 from autojudge.features.store import write_features
 from autojudge.mining.dataset import problems_from_rows
-from autojudge.mining.draft_predictions import DraftPredictor
 from autojudge.mining.run import mining_problems
 from autojudge.mining.search import MiningProblem
 from autojudge.models.pair import ModelPair
+from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.params import Params
 from autojudge.selfjudge.candidates import Candidate, from_responses
 from autojudge.selfjudge.labels import important_labels

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 from autojudge.engines.base import GenerationEngine
 from autojudge.errors import InputError
 from autojudge.models.pair import ModelPair
+from autojudge.models.runtime import engine_from
 from autojudge.params import Params, SelfJudgeParams
-from autojudge.runtime import engine_from
 from autojudge.selfjudge.backends import PackedScorer
 from autojudge.selfjudge.candidates import Candidate, from_mined_rows
 from autojudge.selfjudge.labels import calibrate_tau, important_labels

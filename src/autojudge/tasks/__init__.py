@@ -1,4 +1,7 @@
-"""Tasks by name."""
+"""Tasks by name: data preparation, the toy generators (arith, pyfunc), answers and their checkers.
+
+Imports sandbox (code answers run there), params and lower layers.
+"""
 
 from pathlib import Path
 

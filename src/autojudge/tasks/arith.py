@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from autojudge.data.jsonl import write_jsonl
 from autojudge.tasks.arith_generator import STYLES, generate_split
 from autojudge.tasks.base import Example, Task, named_seed
+from autojudge.tasks.jsonl import write_jsonl
 from autojudge.tasks.math_answers import answers_equivalent, extract_final_answer
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from autojudge.data.jsonl import read_jsonl
 from autojudge.errors import InputError
+from autojudge.tasks.jsonl import read_jsonl
 
 
 def named_seed(seed: int, name: str) -> int:

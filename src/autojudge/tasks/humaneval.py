@@ -20,9 +20,9 @@ from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Any, ClassVar
 
-from autojudge.data.jsonl import write_jsonl
 from autojudge.errors import InputError
 from autojudge.tasks.code_answers import CodeExample, CodeTask, all_pass_report
+from autojudge.tasks.jsonl import write_jsonl
 
 FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 

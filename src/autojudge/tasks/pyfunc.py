@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from autojudge.data.jsonl import write_jsonl
 from autojudge.errors import InputError
 from autojudge.tasks.base import named_seed
 from autojudge.tasks.code_answers import CodeExample, CodeTask, all_pass_report
 from autojudge.tasks.code_generator import generate_split
+from autojudge.tasks.jsonl import write_jsonl
 
 
 def signature_of(prompt: str) -> str:

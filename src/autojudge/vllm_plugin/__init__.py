@@ -7,7 +7,7 @@ Declared as a general plugin, so vLLM calls :func:`register` in every process it
 
 It changes one thing: where vLLM would reject draft token i (draft != target argmax), the
 configured rule may accept it and verification goes on with draft token i+1. The rules are the
-reference engine's (``autojudge.decoding.rules``), applied to all draft rows of a batch at once.
+reference engine's (``autojudge.rules.acceptance``), applied to all draft rows of a batch at once.
 Off unless an engine enables it::
 
     LLM(model=target, speculative_config={"method": "draft_model", "model": draft,

@@ -7,7 +7,7 @@ from pathlib import Path
 from autojudge.errors import ModelPairError
 from autojudge.heads.artifact import JudgeHead
 from autojudge.models.pair import load_tokenizer, tokenizer_hash
-from autojudge.registry.versions import resolve_head
+from autojudge.tracking.heads import resolve_head
 
 
 def load_checked_head(

@@ -162,8 +162,8 @@ def patch_rejection_sample() -> None:
     import torch
     from vllm.v1.sample import rejection_sampler as module
 
-    from autojudge.decoding.rules import Window
-    from autojudge.vllm_plugin.runner import ACTIVE
+    from autojudge.rules.acceptance import Window
+    from autojudge.vllm_plugin.step import ACTIVE
     from autojudge.vllm_plugin.verify import accepted_rows, greedy_verify
 
     original = module.rejection_sample

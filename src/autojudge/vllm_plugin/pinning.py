@@ -57,7 +57,7 @@ def _registered_version(uri: str) -> tuple[str, str]:
     """``models:/name@alias`` or ``models:/name/version`` -> (name, version)."""
     from mlflow.exceptions import MlflowException
 
-    from autojudge.registry.tracking import use_tracking
+    from autojudge.tracking.store import use_tracking
     from mlflow import MlflowClient
 
     body = uri.removeprefix("models:/")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import os
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -32,27 +31,13 @@ import torch
 
 from autojudge.errors import AutoJudgeError, ModelPairError
 from autojudge.vllm_plugin.config import PluginConfig, request_config, resolve_config
+from autojudge.vllm_plugin.step import ACTIVE, StepContext
 
 logger = logging.getLogger("vllm.autojudge")
 
 
 class UnhookedVerificationError(AutoJudgeError):
     """vLLM verified draft tokens without the plugin's rule deciding (a vLLM change)."""
-
-
-@dataclass
-class StepContext:
-    """What one verification step decides with beyond vLLM's own arguments."""
-
-    rules: list[Any]  # the distinct AcceptanceRules of this step's requests
-    rule_of_row: torch.Tensor | None  # [N] index into rules per draft row (None: one rule)
-    target_hidden: torch.Tensor  # [N, H] target hidden state at each draft token's position
-    draft_logits: torch.Tensor | None  # [N, V] drafter logits each draft token was chosen from
-    lossy_allowed: torch.Tensor  # [N] bool: a draft the drafter produced this step (not a placeholder)
-    decided: bool = False  # set by the patched rejection_sample
-
-
-ACTIVE: ContextVar[StepContext | None] = ContextVar("autojudge_step", default=None)
 
 
 @dataclass

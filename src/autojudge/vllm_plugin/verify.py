@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import torch
 
-from autojudge.decoding.rules import AcceptanceRule, Window
+from autojudge.rules.acceptance import AcceptanceRule, Window
 
 PLACEHOLDER_TOKEN_ID = -1
 

@@ -1,0 +1,350 @@
+"""Comparing every acceptance rule and judge head under one protocol, with a verdict from intervals.
+
+The protocol, the same for every method: each method's candidates sit at the same acceptance rates of
+the validation mismatches, from a share up to all of them (:mod:`autojudge.evaluation.grids`; exact SD is rate
+0), so no method is cut off by where a hand-picked grid stops. All grids are decoded on the validation split; for each accuracy budget, a method's operating point is its
+highest-MAT candidate whose accuracy drop against target greedy on validation is within the budget
+(:func:`choose_points`). Only the chosen points are decoded on the test splits, so nothing on a test
+split chooses anything. There, each method gets a 95% paired-bootstrap interval over problems for its
+accuracy drop against target greedy and its MAT gain over exact SD (:func:`split_table`), and the
+verdict (:func:`decision`) names a winner only when the interval of its MAT ratio over the runner-up
+excludes 1; otherwise it recommends the cheapest method not significantly slower than the fastest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autojudge.evaluation import serving
+from autojudge.evaluation.grids import candidate_grid
+from autojudge.evaluation.stats import mean_difference, paired_bootstrap, rate_ratio
+from autojudge.evaluation.sweep import ProblemFigures, Setting, figure_columns, run_settings, summary_row
+from autojudge.heads.artifact import load_head
+from autojudge.heads.out_of_fold import fold_heads_for
+from autojudge.params import Params
+from autojudge.rules.config import COMPARED_RULES as RULES
+from autojudge.rules.config import HEADS
+
+LABELS = {
+    "judge": "AutoJudge head",
+    "selfjudge": "SelfJudge head",
+    "fsd-js": "FSD (JS)",
+    "fsd-kl": "FSD (KL)",
+    "fsd-tv": "FSD (TV)",
+    "fsd-js-published": "FSD (JS), as published",
+    "fsd-kl-published": "FSD (KL), as published",
+    "fsd-tv-published": "FSD (TV), as published",
+    "kl-mask": "KL + confidence mask",
+    "target-entropy": "target entropy",
+    "draft-entropy": "draft entropy",
+    "fly": "FLy",
+    "topk": "top-K",
+    "exact": "exact SD",
+}
+SOURCES = {  # the paper each method follows, and the variant where there is a choice
+    "judge": "AutoJudge (Garipov et al., 2025): Algorithm 1 labels, logistic-regression head",
+    "selfjudge": "SelfJudge: semantic-preservation labels, logistic-regression head",
+    "fsd-js": "FSD (fuzzy speculative decoding), match-or variant: accept on a match or JS < T",
+    "fsd-kl": "FSD, match-or variant: accept on a match or KL < T",
+    "fsd-tv": "FSD, match-or variant: accept on a match or TV < T",
+    **{
+        f"fsd-{d}-published": f"FSD as published: accept iff {d.upper()} < T, a match included (greedy: the "
+        "match-or variant's tokens at the same T, with no more tokens per pass)"
+        for d in ("js", "kl", "tv")
+    },
+    "kl-mask": "training-free judge decoding via KL: KL < T, exact where the target's top-1 p > confidence",
+    "target-entropy": "entropy baseline of the KL paper: accept when the target's entropy > T",
+    "draft-entropy": "entropy baseline of the KL paper: accept when the draft's entropy > T",
+    "fly": "FLy (loosely speculative decoding, ICLR 2026): top-K entropy gate and deferred window",
+    "topk": "accept a draft token among the target's top K",
+    "exact": "lossless speculative decoding (greedy)",
+}
+COST = {"exact": 0, **dict.fromkeys(RULES, 1), **dict.fromkeys(HEADS, 2)}  # 2: needs mining and training
+MIN_COMPETENCE = 0.5  # target greedy accuracy below this: the split cannot rank methods
+
+
+def best_within(rows: list[dict], method: str, target_accuracy: float, budget: float) -> dict | None:
+    """The row of ``method`` with the highest MAT whose accuracy drop vs target is <= budget."""
+    eligible = [r for r in rows if r["method"] == method and target_accuracy - r["accuracy"] <= budget + 1e-9]
+    return max(eligible, key=lambda r: r["mat"], default=None)
+
+
+def budget_key(budget: float) -> str:
+    return f"{100 * budget:g}"
+
+
+def choose_points(rows: list[dict], budgets: list[float]) -> dict[str, dict[str, str | None]]:
+    """budget -> method -> the setting chosen on the validation ``rows`` (None: no candidate within)."""
+    target_accuracy = next(r["accuracy"] for r in rows if r["method"] == "target")
+    methods = [m for m in LABELS if any(r["method"] == m for r in rows)]
+    chosen = {}
+    for budget in budgets:
+        best = {m: best_within(rows, m, target_accuracy, budget) for m in methods}
+        chosen[budget_key(budget)] = {m: row and row["setting"] for m, row in best.items()}
+    return chosen
+
+
+def chosen_settings(candidates: list[Setting], chosen: dict[str, dict[str, str | None]]) -> list[Setting]:
+    """The candidates chosen at any budget, once each, exact SD, then target greedy: what each test split
+    decodes."""
+    names = {name for by_method in chosen.values() for name in by_method.values() if name}
+    picked = [s for s in candidates if s.method == "exact" or (s.name in names and s.method != "target")]
+    return [*picked, Setting("target")]
+
+
+def _interval(point_low_high: tuple[float, float, float]) -> dict[str, float]:
+    point, low, high = point_low_high
+    return {"value": point, "low": low, "high": high}
+
+
+def _columns(figures: dict[str, list[ProblemFigures]]) -> dict[str, dict[str, list]]:
+    """Setting name -> its per-problem figures as parallel lists: what every interval is computed from."""
+    return {name: figure_columns(problems) for name, problems in figures.items()}
+
+
+def _at_edge(validation: dict[str, dict], method: str, name: str) -> bool:
+    """Whether ``name`` is its method's lowest- or highest-rate candidate on validation."""
+    rates = [row["rate"] for row in validation.values() if row.get("method") == method and row.get("rate")]
+    rate = validation[name].get("rate")
+    return bool(rates) and rate in (min(rates), max(rates))
+
+
+def _rates(figures: list[ProblemFigures]) -> list[tuple[int, int]]:
+    return [(p.tokens, p.target_passes) for p in figures]
+
+
+def mat_ratio(a: list[ProblemFigures], b: list[ProblemFigures], samples: int, seed: int) -> dict[str, float]:
+    """MAT of ``a`` over MAT of ``b`` on the same problems, with its 95% paired-bootstrap interval."""
+    return _interval(paired_bootstrap(_rates(a), _rates(b), rate_ratio, samples, seed))
+
+
+def accuracy_drop(
+    reference: list[ProblemFigures], decoded: list[ProblemFigures], samples: int, seed: int
+) -> dict[str, float]:
+    """Accuracy of ``reference`` minus that of ``decoded`` on the same problems, with its 95% interval."""
+    correct = [[p.correct for p in figures] for figures in (reference, decoded)]
+    return _interval(paired_bootstrap(*correct, mean_difference, samples, seed))
+
+
+def split_table(
+    chosen: dict[str, dict[str, str | None]],
+    figures: dict[str, list[ProblemFigures]],
+    validation: dict[str, dict],
+    samples: int,
+    seed: int,
+) -> dict:
+    """One test split: per budget and method, the chosen setting's test accuracy and MAT, its accuracy
+    drop vs target greedy and MAT gain over exact SD with intervals, and whether it kept the budget.
+
+    ``figures``: setting name -> per-problem figures on this split; ``validation``: setting name -> its
+    validation row (what chose it)."""
+    target = figures[Setting("target").name]
+    target_accuracy = sum(p.correct for p in target) / len(target)
+    exact = next(figures[name] for name in figures if name.startswith("exact SD"))
+    table: dict[str, dict[str, dict | None]] = {}
+    for budget, by_method in chosen.items():
+        for method, name in by_method.items():
+            if method == "target":
+                continue
+            entry = None
+            if name is not None:
+                decoded = figures[name]
+                drop = accuracy_drop(target, decoded, samples, seed)
+                entry = {
+                    "setting": name,
+                    "grid_edge": _at_edge(validation, method, name),
+                    "validation_accuracy": validation[name]["accuracy"],
+                    "validation_mat": validation[name]["mat"],
+                    "accuracy": sum(p.correct for p in decoded) / len(decoded),
+                    "mat": sum(p.tokens for p in decoded) / sum(p.target_passes for p in decoded),
+                    "accuracy_drop": drop,
+                    "mat_gain_vs_exact_sd": mat_ratio(decoded, exact, samples, seed),
+                    "within_budget": drop["value"] <= float(budget) / 100 + 1e-9,
+                }
+            table.setdefault(method, {})[budget] = entry
+    return {"examples": len(target), "target_accuracy": target_accuracy, "table": table}
+
+
+def decision(
+    split: dict, budget: str, figures: dict[str, list[ProblemFigures]], samples: int, seed: int
+) -> dict:
+    """The verdict at ``budget`` on one test split, from intervals.
+
+    Among the methods within the budget on this split, ranked by MAT, the fastest is the winner only
+    when the interval of its MAT ratio over the runner-up excludes 1; otherwise there is no significant
+    difference, and the recommendation is the cheapest method (exact SD, then training-free rules, then
+    heads) whose MAT is not significantly below the fastest. A split where target greedy is below
+    ``MIN_COMPETENCE`` ranks nothing. ``head_vs_best_rule``: the AutoJudge head's MAT ratio over the
+    fastest training-free rule within the budget (the promotion gate's figure).
+    """
+    verdict: dict = {"budget_points": budget, "winner": None, "target_accuracy": split["target_accuracy"]}
+    if split["target_accuracy"] < MIN_COMPETENCE:
+        return {**verdict, "outside_competence": True}
+    within = {
+        m: by[budget] for m, by in split["table"].items() if by.get(budget) and by[budget]["within_budget"]
+    }
+    ranked = sorted(within, key=lambda m: (-within[m]["mat"], COST[m]))
+    if not ranked:
+        return verdict
+    fastest = ranked[0]
+
+    def ratio(a: str, b: str) -> dict[str, float]:
+        return mat_ratio(figures[within[a]["setting"]], figures[within[b]["setting"]], samples, seed)
+
+    versus = {m: ratio(fastest, m) for m in ranked[1:]}  # the fastest over each other method
+    tied = [fastest, *(m for m in ranked[1:] if versus[m]["low"] <= 1.0)]
+    recommended = min(tied, key=lambda m: (COST[m], -within[m]["mat"]))
+    runner_up = ranked[1] if len(ranked) > 1 else None
+    significant = runner_up is None or versus[runner_up]["low"] > 1.0
+    rules = [m for m in ranked if m in RULES]
+    best_rule = {"method": rules[0], "setting": within[rules[0]]["setting"]} if rules else None
+    head_vs_rule = None
+    if "judge" in within and rules:
+        head_vs_rule = {"rule": rules[0], "setting": within[rules[0]]["setting"], **ratio("judge", rules[0])}
+    return {
+        **verdict,
+        "winner": fastest if significant else None,
+        "fastest": fastest,
+        "setting": within[fastest]["setting"],
+        "mat": within[fastest]["mat"],
+        "runner_up": runner_up,
+        "ratio_vs_runner_up": versus.get(runner_up) if runner_up else None,
+        "recommended": recommended,
+        "recommended_setting": within[recommended]["setting"],
+        "best_rule": best_rule,
+        "head_within_budget": "judge" in within,
+        "head_vs_best_rule": head_vs_rule,
+    }
+
+
+def _ratio_text(entry: dict) -> str:
+    return f"{entry['value']:.2f}x [{entry['low']:.2f}, {entry['high']:.2f}]"
+
+
+def decision_sentence(verdict: dict, split: str) -> str:
+    budget = verdict["budget_points"]
+    if verdict.get("outside_competence"):
+        return (
+            f"On the {split} split the target answers {100 * verdict['target_accuracy']:.1f}% correctly, below "
+            f"{100 * MIN_COMPETENCE:.0f}%: outside its competence, so no method is ranked there."
+        )
+    if "fastest" not in verdict:
+        return f"On the {split} split no method stays within {budget} point(s) of the target."
+    fastest, runner = verdict["fastest"], verdict["runner_up"]
+    versus = (
+        f"; MAT ratio over {LABELS[runner]} {_ratio_text(verdict['ratio_vs_runner_up'])}" if runner else ""
+    )
+    if verdict["winner"]:
+        return (
+            f"Within {budget} point(s) on the {split} split: **{LABELS[fastest]} wins** "
+            f"({verdict['setting']}, MAT {verdict['mat']:.2f}{versus})."
+        )
+    return (
+        f"Within {budget} point(s) on the {split} split: **no significant difference** between the fastest, "
+        f"{LABELS[fastest]} (MAT {verdict['mat']:.2f}{versus}), and the runner-up; recommended: "
+        f"**{LABELS[verdict['recommended']]}** ({verdict['recommended_setting']}), the cheapest method not "
+        "significantly slower than the fastest."
+    )
+
+
+def _points(entry: dict) -> str:
+    return f"{100 * entry['value']:+.1f} [{100 * entry['low']:+.1f}, {100 * entry['high']:+.1f}]"
+
+
+def budget_table(split: dict, budget: str) -> str:
+    """One split at one budget: each method's chosen point, its test figures and intervals."""
+    lines = [
+        "| method | chosen on validation | validation MAT | accuracy | drop vs target, points [95% CI] "
+        "| MAT | MAT vs exact SD [95% CI] | within budget |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for method, by_budget in split["table"].items():
+        entry = by_budget.get(budget)
+        if entry is None:
+            lines.append(f"| {LABELS[method]} | none within the budget | | | | | | |")
+            continue
+        edge = " (grid edge)" if entry.get("grid_edge") else ""
+        lines.append(
+            f"| {LABELS[method]} | {entry['setting']}{edge} | {entry['validation_mat']:.2f} "
+            f"| {100 * entry['accuracy']:.1f}% | {_points(entry['accuracy_drop'])} | {entry['mat']:.2f} "
+            f"| {_ratio_text(entry['mat_gain_vs_exact_sd'])} | {'yes' if entry['within_budget'] else 'no'} |"
+        )
+    return "\n".join(lines)
+
+
+def markdown(comparison: dict) -> str:
+    """The tables for the card and the README: per test split and budget, every method's chosen point."""
+    protocol = comparison["protocol"]
+    parts = [
+        f"Operating points chosen on the first {protocol['validation_examples']} problems of the "
+        f"{protocol['validation_split']} split (each method's candidates at the acceptance rates "
+        f"{', '.join(f'{r:g}' for r in protocol['rates'])} of the validation mismatches, W={protocol['window']}: "
+        "the highest validation MAT within the budget; *grid edge*: the method's lowest or highest rate), then "
+        "decoded once on the test split; 95% paired-bootstrap intervals over problems."
+    ]
+    for split, figures in comparison["splits"].items():
+        for budget in comparison["budgets"]:
+            parts.append(
+                f"### {split} split ({figures['examples']} problems, target greedy "
+                f"{100 * figures['target_accuracy']:.1f}%): budget {budget} point(s)\n\n"
+                f"{budget_table(figures, budget)}\n\n"
+                f"{decision_sentence(comparison['decisions'][split][budget], split)}"
+            )
+    methods = [m for m in LABELS if any(m in s["table"] for s in comparison["splits"].values())]
+    parts.append("Methods: " + "; ".join(f"{LABELS[m]}: {SOURCES[m]}" for m in methods) + ".")
+    if "serving" in comparison:
+        parts.append(serving.markdown(comparison["serving"]))
+    return "\n\n".join(parts)
+
+
+def compare_methods(
+    params: Params, head: Path, selfjudge_head: Path | None
+) -> tuple[dict, dict[str, list[dict]]]:
+    """The protocol on params.compare: the validation sweep, the chosen points on every test split, the
+    tables and verdicts; also every decoded row per split (``validation`` included) for the plots.
+
+    ``problems`` keeps, per split (``validation`` included), every decoded setting's per-problem figures,
+    so that any interval can be recomputed from the file alone (:mod:`autojudge.evaluation.intervals`)."""
+    settings = params.compare
+    heads, more_heads = {"judge": load_head(head)}, {}
+    if selfjudge_head is not None:
+        heads["selfjudge"], more_heads["selfjudge"] = load_head(selfjudge_head), selfjudge_head
+    samples, seed = settings.bootstrap_samples, settings.seed
+
+    def decode(candidates: list[Setting], split: str, limit: int | None):
+        folds = fold_heads_for(params, head.parent, split)
+        return run_settings(params, candidates, split, limit, head, more_heads, folds)
+
+    grid = candidate_grid(params, heads)
+    candidates = [*grid, Setting("exact", settings.window), Setting("target")]
+    validated = decode(candidates, settings.validation_split, settings.validation_limit)
+    validation_rows = [summary_row(setting, summary) for setting, summary, _ in validated]
+    chosen = choose_points(validation_rows, settings.budgets)
+    rows = {"validation": validation_rows}
+    result = {
+        "protocol": {
+            "validation_split": settings.validation_split,
+            "validation_examples": validation_rows[0]["examples"],
+            "rates": list(settings.rates),
+            "window": settings.window,
+            "test_limit": settings.limit,
+            "bootstrap_samples": samples,
+            "seed": seed,
+        },
+        "budgets": list(chosen),
+        "chosen": chosen,
+        "validation": validation_rows,
+        "splits": {},
+        "decisions": {},
+        "problems": {"validation": _columns({s.name: problems for s, _, problems in validated})},
+    }
+    by_name = {row["setting"]: row for row in validation_rows}
+    for split in settings.splits:
+        outcomes = decode(chosen_settings(candidates, chosen), split, settings.limit)
+        figures = {setting.name: problems for setting, _, problems in outcomes}
+        rows[split] = [summary_row(setting, summary) for setting, summary, _ in outcomes]
+        table = split_table(chosen, figures, by_name, samples, seed)
+        result["splits"][split] = {**table, "settings": rows[split]}
+        result["decisions"][split] = {b: decision(table, b, figures, samples, seed) for b in chosen}
+        result["problems"][split] = _columns(figures)
+    return result, rows

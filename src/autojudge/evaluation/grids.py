@@ -1,0 +1,155 @@
+"""Candidate grids at validation acceptance rates: the same procedure for every method.
+
+A threshold means nothing across methods (a KL of 0.5, an entropy of 0.7, a head probability of
+0.3), so grids of hand-picked thresholds let the grid's ends decide the ranking. Here every method's
+candidates are placed where it accepts the same shares of mismatches: along the target's greedy
+responses to the validation problems, every position where the draft's teacher-forced choice differs
+is a mismatch; each method's score there (divergence, entropy, rank of the draft token, the head's
+p(important)) orders them, and the candidate at rate r is the threshold that accepts a share r of them
+(rate 1: every one the method can accept). Exact SD is rate 0, so each grid runs from none to all.
+
+FLy's and KL + mask's other conditions (the deferred window, the confidence mask) still apply at decode
+time; their rates count the entropy or KL gate alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from autojudge.decoding.batched import BatchedDecoder, Request
+from autojudge.evaluation.sweep import Setting
+from autojudge.features.hidden_states import extract_features
+from autojudge.heads.artifact import JudgeHead
+from autojudge.mining.search import MinedProblem, Mismatch
+from autojudge.models.pair import ModelPair
+from autojudge.models.prompts import encode_prompt
+from autojudge.models.runtime import pair_from, task_from
+from autojudge.models.teacher_forced import DraftPredictor
+from autojudge.params import Params
+from autojudge.rules.config import FSD_PUBLISHED, THRESHOLD_BOUNDS
+from autojudge.rules.divergence import DIVERGENCES, entropy, kl_divergence, top1_probability
+from autojudge.rules.fly import top_k_entropy
+
+
+@dataclass(frozen=True)
+class Mismatches:
+    """The draft's mismatches along the target's greedy responses: what each method's score reads."""
+
+    draft_tokens: torch.Tensor  # [M]
+    target_logits: torch.Tensor  # [M, V] the target's logits where the draft token was proposed
+    draft_logits: torch.Tensor  # [M, V]
+    problems: list[MinedProblem]  # per problem, its mismatches (for the heads' hidden states)
+
+
+def validation_mismatches(
+    pair: ModelPair, prompts: list[list[int]], max_new_tokens: int, batch_size: int
+) -> Mismatches:
+    """Decode target greedy on ``prompts`` and collect every position where the draft disagrees."""
+    decoder = BatchedDecoder(
+        pair.target, None, pair.vocab_size, pair.eos_token_ids, 1, max_new_tokens, batch_size
+    )
+    responses = [g.tokens for g in decoder.generate([Request(p) for p in prompts], "grid: target greedy")]
+    pad = pair.pad_token_id
+    target_rows = DraftPredictor(pair.target, pair.vocab_size, pad).response_logits(prompts, responses)
+    draft_rows = DraftPredictor(pair.draft, pair.vocab_size, pad).response_logits(prompts, responses)
+    tokens, target_logits, draft_logits, problems = [], [], [], []
+    for index, (prompt, response) in enumerate(zip(prompts, responses, strict=True)):
+        choices = draft_rows[index].argmax(dim=-1)
+        where = torch.nonzero(choices != torch.tensor(response)).flatten()
+        tokens.append(choices[where])
+        target_logits.append(target_rows[index][where])
+        draft_logits.append(draft_rows[index][where])
+        mismatches = [Mismatch(int(p), response[p], int(choices[p]), False) for p in where]
+        problems.append(MinedProblem(str(index), prompt, response, response, None, mismatches))
+    return Mismatches(torch.cat(tokens), torch.cat(target_logits), torch.cat(draft_logits), problems)
+
+
+def scores(method: str, mismatches: Mismatches, confidence: float, fly_top_k: int) -> torch.Tensor:
+    """[M] scores oriented so that a method accepts a mismatch iff its score < threshold (entropy rules:
+    negated entropy; top-K: the draft token's rank, accepted iff rank < K + 1; masked rows: +inf)."""
+    target, draft = mismatches.target_logits, mismatches.draft_logits
+    if method.startswith("fsd-"):
+        return DIVERGENCES[method.removeprefix("fsd-").removesuffix("-published")](target, draft)
+    if method == "kl-mask":
+        score = kl_divergence(target, draft)
+        return torch.where(top1_probability(target) > confidence, torch.full_like(score, math.inf), score)
+    if method in ("target-entropy", "draft-entropy"):
+        return -entropy(target if method == "target-entropy" else draft)
+    if method == "fly":
+        return -top_k_entropy(target, fly_top_k)
+    if method == "topk":
+        chosen = target.gather(1, mismatches.draft_tokens.long().unsqueeze(1))
+        return (target > chosen).sum(dim=-1).float() + 1  # rank, 1 = the target's top token
+    raise ValueError(f"no score for {method!r}")
+
+
+def head_scores(head: JudgeHead, pair: ModelPair, mismatches: Mismatches, batch_size: int) -> torch.Tensor:
+    """[M] the head's p(important) at each mismatch (hidden states where the draft token is read)."""
+    problems = mismatches.problems
+    features, _ = extract_features(
+        pair.target, pair.draft, problems, head.features, pair.pad_token_id, batch_size
+    )
+    return head.probability(torch.from_numpy(features))
+
+
+def rate_threshold(sorted_scores: torch.Tensor, rate: float) -> float:
+    """The threshold t with ``score < t`` true for a share ``rate`` of the finite scores (midway between
+    neighbours; rate 1: just above the largest)."""
+    finite = sorted_scores[torch.isfinite(sorted_scores)]
+    count = round(rate * len(finite))
+    if count == 0 or not len(finite):
+        return _significant(float(finite[0])) if len(finite) else 0.0
+    if count >= len(finite):
+        return _significant(float(finite[-1]), up=True)
+    return _significant(float((finite[count - 1] + finite[count]) / 2))
+
+
+def _significant(value: float, up: bool = False) -> float:
+    """``value`` to 4 significant digits, as tables print it (``up``: the next such number above it)."""
+    rounded = float(f"{value:.4g}")
+    if up and rounded <= value:
+        step = 10 ** (math.floor(math.log10(abs(rounded))) - 3) if rounded else 1e-4
+        rounded = float(f"{rounded + step:.4g}")
+    return rounded
+
+
+def rate_settings(method: str, method_scores: torch.Tensor, rates: list[float], window: int) -> list[Setting]:
+    """One candidate per rate (duplicates dropped), its threshold in the registry's range."""
+    ordered = method_scores.sort().values
+    settings: dict[str, Setting] = {}
+    for rate in rates:
+        if method == "topk":  # the smallest K that accepts the share: the rank of the last one accepted
+            count = max(1, round(rate * len(ordered)))
+            setting = Setting("topk", window, k=int(ordered[count - 1]), rate=rate)
+        else:
+            threshold = rate_threshold(ordered, rate)
+            if method in ("target-entropy", "draft-entropy", "fly"):
+                threshold = max(0.0, -threshold)  # accept iff entropy > (or >=) -t
+            low, high = THRESHOLD_BOUNDS.get(method, (0.0, math.inf))
+            setting = Setting(method, window, threshold=min(max(threshold, low), high), rate=rate)
+        settings.setdefault(setting.name, setting)
+    return list(settings.values())
+
+
+def candidate_grid(params: Params, heads: dict[str, JudgeHead]) -> list[Setting]:
+    """Every head's and every ``compare.methods`` rule's candidates at ``compare.rates`` of the mismatches
+    on the validation problems the comparison chooses on."""
+    compare, decoding = params.compare, params.decoding
+    pair, task = pair_from(params), task_from(params)
+    prompts = [
+        encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template)
+        for e in task.load_split(compare.validation_split, compare.validation_limit)
+    ]
+    mismatches = validation_mismatches(pair, prompts, decoding.max_new_tokens, decoding.batch_size)
+    grid: list[Setting] = []
+    for method, head in heads.items():
+        head_probabilities = head_scores(head, pair, mismatches, decoding.batch_size)
+        grid += rate_settings(method, head_probabilities, compare.rates, compare.window)
+    for method in compare.methods:
+        base = method.removesuffix("-published") if method in FSD_PUBLISHED else method
+        method_scores = scores(base, mismatches, compare.confidence, compare.fly_entropy_top_k)
+        grid += rate_settings(method, method_scores, compare.rates, compare.window)
+    return grid

@@ -1,0 +1,179 @@
+"""Evaluating many decoding settings on one split: every setting's problems decoded in shared batches.
+
+A setting is plain data (method, rule, threshold). Each (setting, problem) becomes one request of the
+batched reference engine with the setting's acceptance rule, so a sweep of many settings costs a few
+batched passes per cycle rather than one sequence at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from autojudge.decoding.batched import BatchedDecoder, Request
+from autojudge.decoding.generation import Generation
+from autojudge.errors import InputError
+from autojudge.evaluation.scoring import EvalSummary, ExampleResult, score
+from autojudge.evaluation.setting import ALONE, Setting
+from autojudge.evaluation.vllm_sweep import decode_on_vllm, job_of
+from autojudge.heads.artifact import JudgeHead, load_head
+from autojudge.heads.out_of_fold import FoldHeads, threshold_at
+from autojudge.models.pair import ModelPair
+from autojudge.models.prompts import encode_prompt
+from autojudge.models.runtime import pair_from, task_from
+from autojudge.params import Params
+from autojudge.rules.acceptance import AcceptanceRule, JudgeRule
+from autojudge.rules.build import build_rule
+from autojudge.tasks.base import Example
+
+
+@dataclass(frozen=True)
+class ProblemFigures:
+    """One problem decoded with one setting: what the paired bootstrap resamples."""
+
+    id: str
+    correct: bool
+    tokens: int
+    target_passes: int
+
+
+def problem_figures(results: list[ExampleResult]) -> list[ProblemFigures]:
+    return [ProblemFigures(r.id, r.correct, r.tokens, r.target_passes) for r in results]
+
+
+FIGURE_COLUMNS = ("id", "correct", "tokens", "target_passes")
+
+
+def figure_columns(problems: list[ProblemFigures]) -> dict[str, list]:
+    """Per-problem figures as parallel lists (one per field, in problem order): compact in JSON."""
+    return {column: [getattr(p, column) for p in problems] for column in FIGURE_COLUMNS}
+
+
+def figures_from_columns(columns: dict[str, list]) -> list[ProblemFigures]:
+    """The inverse of :func:`figure_columns`."""
+    return [
+        ProblemFigures(str(i), bool(c), int(t), int(p))
+        for i, c, t, p in zip(*(columns[column] for column in FIGURE_COLUMNS), strict=True)
+    ]
+
+
+def _rule(setting: Setting, params: Params, heads: dict[str, JudgeHead]) -> AcceptanceRule:
+    return build_rule(setting.rule_config(params.compare), setting.window, heads.get(setting.head_key))
+
+
+def _rules(
+    setting: Setting,
+    examples: list[Example],
+    params: Params,
+    heads: dict[str, JudgeHead],
+    folds: tuple[FoldHeads, list[JudgeHead]] | None,
+) -> list[AcceptanceRule | None]:
+    """The rule of each example (None: a model alone); with fold heads, method "judge" uses the head
+    trained without the example's fold."""
+    if setting.method in ALONE:
+        return [None] * len(examples)
+    if setting.method != "judge" or folds is None:
+        return [_rule(setting, params, heads)] * len(examples)
+    fold_heads, loaded = folds
+    if setting.rate is not None:  # a grid candidate: every fold head at the threshold of the full head
+        rules = [JudgeRule(head, setting.threshold) for head in loaded]
+    else:
+        rules = [JudgeRule(head, threshold_at(head, setting.recall)) for head in loaded]
+    return [rules[fold_heads.fold(e.id)] for e in examples]
+
+
+def _decode(
+    params: Params, pair: ModelPair, settings: list[Setting], requests: list[Request]
+) -> list[Generation]:
+    """Decode the requests of every setting (``len(requests) // len(settings)`` each, in order); what
+    shares a batch: the target alone, the draft alone, speculative decoding with one window."""
+    per_setting = len(requests) // len(settings)
+    groups: dict[tuple[str, int], list[int]] = {}
+    for index, setting in enumerate(settings):
+        key = (setting.method, 0) if setting.method in ALONE else ("speculative", setting.window)
+        groups.setdefault(key, []).extend(range(index * per_setting, (index + 1) * per_setting))
+    generations: list[Generation] = [Generation([])] * len(requests)
+    for (kind, window), members in groups.items():
+        decoder = BatchedDecoder(
+            pair.draft if kind == "draft" else pair.target,
+            pair.draft if kind == "speculative" else None,
+            pair.vocab_size,
+            pair.eos_token_ids,
+            max(window, 1),
+            params.decoding.max_new_tokens,
+            params.decoding.batch_size,
+            role="draft" if kind == "draft" else "target",
+        )
+        label = f"{kind} alone" if kind in ALONE else f"{len(members) // per_setting} settings, W={window}"
+        for index, generation in zip(
+            members, decoder.generate([requests[i] for i in members], label), strict=True
+        ):
+            generations[index] = generation
+    return generations
+
+
+def decode_settings(
+    params: Params,
+    pair: ModelPair,
+    settings: list[Setting],
+    examples: list[Example],
+    head_files: dict[str, Path],
+    fold_heads: FoldHeads | None = None,
+) -> list[Generation]:
+    """Every setting's generation of every example, setting after setting, on ``decoding.engine``.
+
+    ``head_files`` maps head methods (judge, selfjudge) to their files; with ``fold_heads`` method "judge"
+    decodes each problem with the head trained without its fold (reference engine only). On the reference
+    engine all settings' problems are decoded together in batches of ``decoding.batch_size`` rows; on
+    ``vllm``, one engine per head and window (:mod:`autojudge.evaluation.vllm_sweep`).
+    """
+    task = task_from(params)
+    prompts = [
+        encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template) for e in examples
+    ]
+    if params.decoding.engine == "vllm":
+        if fold_heads:
+            raise InputError(
+                "decoding.engine vllm: fold heads (train.protocol out_of_fold) need the reference engine"
+            )
+        jobs = [job_of(setting, params.compare) for setting in settings]
+        per_setting = decode_on_vllm(params, jobs, prompts, pair.eos_token_ids, head_files)
+        return [generation for decoded in per_setting for generation in decoded]
+    heads = {method: load_head(path) for method, path in head_files.items()}
+    folds = fold_heads and (fold_heads, [load_head(path) for path in fold_heads.paths])
+    requests = [
+        Request(prompt, rule)
+        for setting in settings
+        for prompt, rule in zip(prompts, _rules(setting, examples, params, heads, folds), strict=True)
+    ]
+    return _decode(params, pair, settings, requests)
+
+
+def run_settings(
+    params: Params,
+    settings: list[Setting],
+    split: str,
+    limit: int | None,
+    head_path: Path | None,
+    more_heads: dict[str, Path] | None = None,
+    fold_heads: FoldHeads | None = None,
+) -> list[tuple[Setting, EvalSummary, list[ProblemFigures]]]:
+    """Decode the split with every setting (:func:`decode_settings`; ``head_path`` is the head of method
+    "judge", ``more_heads`` maps other head methods to their files); returns (setting, summary, figures
+    per problem) in order."""
+    pair, task = pair_from(params), task_from(params)
+    examples = task.load_split(split, limit)
+    files = {**(more_heads or {}), **({"judge": head_path} if head_path is not None else {})}
+    generations = decode_settings(params, pair, settings, examples, files, fold_heads)
+    outcomes = []
+    for index, setting in enumerate(settings):
+        decoded = generations[index * len(examples) : (index + 1) * len(examples)]
+        summary, results = score(task, examples, decoded, pair.tokenizer, setting.name)
+        outcomes.append((setting, summary, problem_figures(results)))
+    return outcomes
+
+
+def summary_row(setting: Setting, summary: EvalSummary) -> dict:
+    figures = summary.as_dict()
+    figures.pop("method")  # the setting's own fields name it
+    return {"setting": setting.name, **asdict(setting), **figures}

@@ -1,0 +1,159 @@
+"""Every interval of compare.json and crossdomain.json recomputed from the file alone: the stages run on
+a fake decoder (no model), their output is written and read back, and each stored interval comes back
+exactly from the stored per-problem figures."""
+
+import json
+
+import pytest
+import torch
+
+import autojudge.evaluation.comparison as comparison
+import autojudge.evaluation.crossdomain as crossdomain
+from autojudge.errors import InputError
+from autojudge.evaluation.intervals import load_stored, recompute
+from autojudge.evaluation.scoring import EvalSummary
+from autojudge.evaluation.sweep import ProblemFigures, Setting, figure_columns, figures_from_columns
+from autojudge.features.hidden_states import FeatureSpec
+from autojudge.heads.artifact import JudgeHead
+from autojudge.io import write_json
+
+N = 30
+
+
+def _head(threshold: float = 0.5) -> JudgeHead:
+    return JudgeHead(
+        torch.ones(2), 0.0, threshold, FeatureSpec("target", 2, 2), "toy", "arith", "h",
+        {"thresholds_by_recall": {"0.99": 0.1, "0.7": 0.6}},
+    )  # fmt: skip
+
+
+def _problems(setting) -> list[ProblemFigures]:
+    """Figures that vary per problem (so that intervals are not points): the target misses every tenth
+    problem, speculative settings miss as many others, and their passes follow the setting's MAT."""
+    mat = 1.0 + setting.threshold + setting.k + 2 * (setting.method == "exact") + 0.3 * len(setting.method)
+    passes = 60 if setting.method == "target" else round(60 / mat)
+    miss = 0 if setting.method in ("target", "exact") else 1 + len(setting.method) % 3
+    return [ProblemFigures(f"p{i}", i % 10 != miss, 60, passes + i % 3) for i in range(N)]
+
+
+def _fake_run_settings(params, settings, split, limit, head, more_heads=None, folds=None):
+    outcomes = []
+    for setting in settings:
+        problems = _problems(setting)
+        tokens, passes = sum(p.tokens for p in problems), sum(p.target_passes for p in problems)
+        accuracy = sum(p.correct for p in problems) / N
+        summary = EvalSummary(setting.name, N, accuracy, tokens / passes, tokens, passes, 0, 0.0)
+        outcomes.append((setting, summary, problems))
+    return outcomes
+
+
+def _fake_grid(params, heads):
+    """Two candidates of every head and compared rule (no model decodes the validation split)."""
+    methods = [*heads, *params.compare.methods]
+    return [
+        Setting(m, 32, k=round(4 * r) if m == "topk" else 0, threshold=t, rate=r)
+        for m in methods
+        for t, r in ((0.1, 0.5), (0.6, 1.0))
+    ]
+
+
+@pytest.fixture
+def compare_file(params, tmp_path, monkeypatch):
+    """compare.json as the stage writes it, from the fake decoder."""
+    monkeypatch.setattr(comparison, "run_settings", _fake_run_settings)
+    monkeypatch.setattr(comparison, "candidate_grid", _fake_grid)
+    compare = params.compare.model_copy(update={"bootstrap_samples": 200, "seed": 3, "splits": ["test"]})
+    result, _ = comparison.compare_methods(
+        params.model_copy(update={"compare": compare}), _head().save(tmp_path / "head.safetensors"), None
+    )
+    write_json(tmp_path / "compare.json", result)
+    return tmp_path / "compare.json"
+
+
+def _stored_intervals(result: dict):
+    """(split, a, b, statistic, stored interval) of every interval in a compare.json."""
+    for split, figures in result["splits"].items():
+        exact = next(s["setting"] for s in figures["settings"] if s["method"] == "exact")
+        for by_budget in figures["table"].values():
+            for entry in filter(None, by_budget.values()):
+                name = entry["setting"]
+                yield split, "target alone", name, "accuracy-drop", entry["accuracy_drop"]
+                yield split, name, exact, "mat-ratio", entry["mat_gain_vs_exact_sd"]
+        for budget, verdict in result["decisions"][split].items():
+            if verdict.get("ratio_vs_runner_up"):
+                runner_up = figures["table"][verdict["runner_up"]][budget]["setting"]
+                yield split, verdict["setting"], runner_up, "mat-ratio", verdict["ratio_vs_runner_up"]
+            if verdict.get("head_vs_best_rule"):
+                head = figures["table"]["judge"][budget]["setting"]
+                rule = verdict["head_vs_best_rule"]
+                yield (
+                    split,
+                    head,
+                    rule["setting"],
+                    "mat-ratio",
+                    {k: rule[k] for k in ("value", "low", "high")},
+                )
+
+
+def test_every_interval_of_compare_json_comes_back_from_the_file_alone(compare_file):
+    result = json.loads(compare_file.read_text())
+    stored = load_stored(compare_file)
+    assert (stored.samples, stored.seed) == (200, 3)
+    assert set(result["problems"]) == {"validation", "test"}
+    assert [row["setting"] for row in result["validation"]] == stored.settings("validation")
+    assert set(stored.settings("test")) == {s["setting"] for s in result["splits"]["test"]["settings"]}
+    assert set(result["problems"]["test"]["target alone"]) == {"id", "correct", "tokens", "target_passes"}
+    intervals = list(_stored_intervals(result))
+    statistics = {statistic for *_, statistic, _ in intervals}
+    assert len(intervals) > 10 and statistics == {"accuracy-drop", "mat-ratio"}
+    assert any(interval["low"] < interval["high"] for *_, interval in intervals)  # not only points
+    for split, a, b, statistic, interval in intervals:
+        assert recompute(stored, split, a, b, statistic) == interval, (split, a, b, statistic)
+
+
+def test_every_interval_of_crossdomain_json_comes_back_from_the_file_alone(params, tmp_path, monkeypatch):
+    monkeypatch.setattr(crossdomain, "run_settings", _fake_run_settings)
+    settings = params.crossdomain.model_copy(update={"bootstrap_samples": 150, "seed": 7})
+    heads = {
+        task: _head(0.2 + i / 10).save(tmp_path / f"{task}.safetensors")
+        for i, task in enumerate(params.tasks)
+    }
+    result = crossdomain.cross_domain(params.model_copy(update={"crossdomain": settings}), heads)
+    write_json(tmp_path / "crossdomain.json", result)
+    stored = load_stored(tmp_path / "crossdomain.json")
+    assert (stored.samples, stored.seed) == (150, 7) and stored.splits() == settings.domains
+    exact = f"exact SD W={settings.window}"
+    for task, rows in result["heads"].items():
+        name = f"{task} head t={result['thresholds'][task]:.4g} W={settings.window}"
+        for row in rows:
+            assert (
+                recompute(stored, row["domain"], "target alone", name, "accuracy-drop")
+                == row["accuracy_drop"]
+            )
+            assert recompute(stored, row["domain"], name, exact, "mat-ratio") == row["mat_gain_vs_exact_sd"]
+
+
+def test_columns_round_trip_through_json():
+    problems = [ProblemFigures("a", True, 10, 3), ProblemFigures("b", False, 7, 7)]
+    columns = json.loads(json.dumps(figure_columns(problems)))
+    assert columns == {"id": ["a", "b"], "correct": [True, False], "tokens": [10, 7], "target_passes": [3, 7]}
+    assert figures_from_columns(columns) == problems
+
+
+def test_bad_input_names_what_is_missing_and_what_is_known(compare_file, tmp_path):
+    stored = load_stored(compare_file)
+    with pytest.raises(
+        InputError, match=r"no setting 'judge t=9 W=32' on split 'test'; known: .*target alone"
+    ):
+        recompute(stored, "test", "judge t=9 W=32", "target alone", "mat-ratio")
+    with pytest.raises(InputError, match=r"no split 'shifted'; known: validation, test"):
+        recompute(stored, "shifted", "target alone", "target alone", "mat-ratio")
+    with pytest.raises(InputError, match=r"unknown statistic 'speed'; known: accuracy-drop, mat-ratio"):
+        recompute(stored, "test", "target alone", "target alone", "speed")
+    with pytest.raises(InputError, match="file not found"):
+        load_stored(tmp_path / "nowhere.json")
+    result = json.loads(compare_file.read_text())
+    del result["problems"]
+    write_json(tmp_path / "old.json", result)
+    with pytest.raises(InputError, match=r"no per-problem figures \(key 'problems'\); rerun"):
+        load_stored(tmp_path / "old.json")

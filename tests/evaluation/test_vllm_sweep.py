@@ -1,0 +1,39 @@
+"""Evaluation on vLLM (``decoding.engine: vllm``): the sweep's settings as per-request rules of one engine."""
+
+import pytest
+
+from autojudge.evaluation.setting import Setting
+from autojudge.evaluation.sweep import decode_settings
+from autojudge.evaluation.vllm_sweep import Job, job_of
+
+PROBLEMS = 6
+
+
+def test_jobs_share_an_engine_per_head_and_window(params):
+    compare = params.compare
+    jobs = [job_of(s, compare) for s in (Setting("fsd-tv", 8, threshold=0.5), Setting("exact", 8))]
+    assert {job.group for job in jobs} == {("rules", 8)}
+    assert job_of(Setting("judge", 8, threshold=0.3), compare).group == ("judge", 8)
+    assert job_of(Setting("target"), compare) == Job("target")
+
+
+@pytest.mark.slow
+def test_exact_sd_on_vllm_is_target_greedy_and_a_lossy_rule_accepts_more(
+    params, toy_pair, arith_task, arith_dir, toy_target_greedy
+):
+    """One engine (its rule keeps the drafter's logits) decodes exact SD and FSD (TV) at 1.0, which
+    accepts every mismatch, in one call: exact SD is token-identical to target greedy, FSD is faster."""
+    task = params.task.model_copy(update={"data_dir": str(arith_dir)})
+    on_vllm = params.model_copy(
+        update={"task": task, "decoding": params.decoding.model_copy(update={"engine": "vllm"})}
+    )
+    examples = arith_task.load_split("test", PROBLEMS)
+    settings = [Setting("exact", 8), Setting("fsd-tv", 8, threshold=1.0)]
+    generations = decode_settings(on_vllm, toy_pair, settings, examples, {})
+    exact, fsd = generations[:PROBLEMS], generations[PROBLEMS:]
+    assert [g.tokens for g in exact] == [response for _, _, response in toy_target_greedy.items[:PROBLEMS]]
+
+    def mat(decoded):
+        return sum(g.stats.tokens for g in decoded) / sum(g.stats.target_passes for g in decoded)
+
+    assert mat(fsd) > mat(exact) > 1.0
