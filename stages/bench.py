@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from autojudge.bench.vllm_bench import run_benchmark, write_outputs
+from autojudge.bench.vllm_bench import run_benchmark
+from autojudge.bench.vllm_report import write_outputs
 from autojudge.orchestration.stage import run_stage, stage_arguments
 
 

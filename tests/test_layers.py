@@ -67,7 +67,11 @@ def imports(path: Path) -> list[tuple[str, bool]]:
             names = [f"{base}.{alias.name}".lstrip(".") for alias in node.names]
             names = [n if (SRC / n.replace(".", "/")).with_suffix(".py").exists() else base for n in names]
         elif isinstance(node, ast.Import):
-            names = [a.name.removeprefix("autojudge").lstrip(".") for a in node.names if a.name.startswith("autojudge")]
+            names = [
+                a.name.removeprefix("autojudge").lstrip(".")
+                for a in node.names
+                if a.name.startswith("autojudge")
+            ]
         found += [(name, id(node) in top_level) for name in names if name]
     return found
 
@@ -104,7 +108,7 @@ def test_no_import_circles() -> None:
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                raise AssertionError(f"import circle: {' -> '.join([*trail[trail.index(nxt):], nxt])}")
+                raise AssertionError(f"import circle: {' -> '.join([*trail[trail.index(nxt) :], nxt])}")
             if nxt not in state:
                 visit(nxt, [*trail, nxt])
         state[node] = 2

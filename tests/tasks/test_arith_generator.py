@@ -2,7 +2,6 @@ import random
 import re
 from collections import Counter
 
-from autojudge.tasks import code_generator
 from autojudge.tasks.arith_generator import (
     ANSWER_PREFIX,
     ITEMS_UNSEEN,
@@ -11,6 +10,7 @@ from autojudge.tasks.arith_generator import (
     STYLES,
     generate_split,
 )
+from autojudge.tasks.pyfunc_generator import splits as pyfunc_splits
 
 EQUATION = re.compile(r"(\d+) ([+\-*]) (\d+) = (\d+)")
 
@@ -94,6 +94,6 @@ def test_unseen_split_keeps_standard_sentences_with_words_no_training_source_has
     others = [p for style in STYLES if style != "unseen" for p in generate_split(400, 6, style)]
     seen = [p.question for p in others] + [p.solution for p in others]
     rng = random.Random(0)  # the code task too: every source of the toy corpus, and more
-    codes = [code_generator.generate_problem(rng, str(i)) for i in range(400)]
+    codes = [pyfunc_splits.generate_problem(rng, str(i)) for i in range(400)]
     seen += [c.prompt for c in codes] + [c.solution for c in codes]
     assert not new_words & _words(seen)

@@ -1,4 +1,15 @@
-"""The ``autojudge`` command line: one module per command group, assembled in ``cli.app``.
+"""The ``autojudge`` command line: one module per command group, assembled in ``cli.app`` (the app and
+``main``, the console script's entry point).
 
-The top layer: may import everything; nothing in the library imports it.
+- ``evaluate``: ``autojudge eval`` (decode a split with a rule, intervals) and ``autojudge interval``
+- ``toy``: ``autojudge toy train|measure``, the toy draft/target pair
+- ``bench``: ``autojudge bench ...``, the speed benchmarks
+- ``registry``: ``autojudge promote`` (and ``--rollback``)
+- ``presets``: ``autojudge preset``
+- ``plugin``: ``autojudge vllm check``, the vLLM judge plugin
+- ``finetune``: ``autojudge finetune train|measure``, fine-tuned targets
+- ``options``: options the groups share
+
+The top layer: it may import anything, and nothing in the library imports it. Commands import the
+heavy modules (torch, vLLM, the models) inside their functions, so that ``autojudge --help`` stays fast.
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autojudge.bench import vllm_bench
+from autojudge.bench import vllm_report
 from autojudge.evaluation import comparison as compare
 from autojudge.evaluation.crossdomain import head_table
 from autojudge.evaluation.report import markdown_table
@@ -80,7 +80,7 @@ def build_card(
     if comparison is not None:  # every rule and head against each other (stage compare)
         card["comparison"] = comparison
     if bench is not None:  # vLLM tokens/s, energy and judge overhead (stage bench)
-        card["vllm_bench"] = vllm_bench.card_section(bench)
+        card["vllm_bench"] = vllm_report.card_section(bench)
     if crossdomain is not None:  # this head on every domain (stage crossdomain)
         card["crossdomain"] = {key: crossdomain[key] for key in ("window", "limit", "min_competence")} | {
             "rows": crossdomain["heads"][params.task.name]
@@ -124,7 +124,7 @@ def card_markdown(card: dict) -> str:
     if "crossdomain" in card:
         lines += ["", *_crossdomain_section(card["crossdomain"])]
     if "vllm_bench" in card:
-        lines += ["", "## Speed and energy with vLLM", "", *vllm_bench.section_markdown(card["vllm_bench"])]
+        lines += ["", "## Speed and energy with vLLM", "", *vllm_report.section_markdown(card["vllm_bench"])]
     return "\n".join(lines) + "\n"
 
 

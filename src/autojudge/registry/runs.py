@@ -6,7 +6,8 @@ import json
 import tempfile
 from pathlib import Path
 
-from autojudge.registry.pyfunc import JudgeHeadModel
+from autojudge.heads.artifact import load_head
+from autojudge.registry.pyfunc import JudgeHeadModel, input_example, model_signature
 from autojudge.tracking.store import experiment, use_tracking
 
 
@@ -41,9 +42,14 @@ def log_model_and_card(
     metrics: dict[str, float],
     artifacts: list[Path],
 ) -> str:
-    """Add evaluation results, the pyfunc model and its card to the run; returns the model URI."""
+    """Add evaluation results, the pyfunc model and its card to the run; returns the model URI.
+
+    The model's signature has one double column per feature of the head, and its input example (two rows,
+    columns f0..f{n-1}) is also stored as the ``dataframe_split`` payload that ``mlflow models serve`` takes.
+    """
     import mlflow
 
+    head = load_head(head_path)
     use_tracking()
     with tempfile.TemporaryDirectory() as scratch, mlflow.start_run(run_id=run_id):
         card_json, card_md = Path(scratch) / "card.json", Path(scratch) / "card.md"
@@ -56,6 +62,8 @@ def log_model_and_card(
             name="judge_head",
             python_model=JudgeHeadModel(),
             artifacts={"head": str(head_path), "card_json": str(card_json), "card_md": str(card_md)},
+            signature=model_signature(head.features.dimension),
+            input_example=input_example(head),
             pip_requirements=["autojudge"],
         )
     return info.model_uri

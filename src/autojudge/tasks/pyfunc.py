@@ -1,4 +1,4 @@
-"""The toy code task: small function-synthesis problems with assert tests (see code_generator)."""
+"""The toy code task: small function-synthesis problems with assert tests (see pyfunc_generator)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 from autojudge.errors import InputError
 from autojudge.tasks.base import named_seed
 from autojudge.tasks.code_answers import CodeExample, CodeTask, all_pass_report
-from autojudge.tasks.code_generator import generate_split
 from autojudge.tasks.jsonl import write_jsonl
+from autojudge.tasks.pyfunc_generator.splits import generate_split
 
 
 def signature_of(prompt: str) -> str:

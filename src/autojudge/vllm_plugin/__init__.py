@@ -35,6 +35,8 @@ refuses to start.
 
 ``register()`` imports only the standard library and this package's light modules: with the
 plugin installed and no engine enabling it, vLLM's own config is untouched.
+
+Imports tracking (heads by URI), rules, heads, models and lower layers; evaluation and bench import it.
 """
 
 from __future__ import annotations

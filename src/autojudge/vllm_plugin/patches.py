@@ -1,4 +1,4 @@
-"""Everything the plugin still patches in vLLM 0.32, in one place (the README's table lists it).
+"""Everything the plugin still patches in vLLM 0.32, in one place (docs/vllm-plugin.md lists it).
 
 The judge runner (``runner.py``) and worker (``worker.py``) are subclasses that vLLM loads
 through its own ``worker_cls`` seam; they patch nothing. Three functions remain patched, because

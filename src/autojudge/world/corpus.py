@@ -14,10 +14,11 @@ from pathlib import Path
 
 from autojudge.errors import InputError
 from autojudge.params import ToyParams
-from autojudge.tasks import arith_generator, code_generator
+from autojudge.tasks import arith_generator
 from autojudge.tasks.arith import ArithTask, arith_prompt, arith_split_rows
 from autojudge.tasks.base import Example, Task, named_seed
 from autojudge.tasks.pyfunc import PyFuncTask, pyfunc_split_rows
+from autojudge.tasks.pyfunc_generator import splits as pyfunc_splits
 
 SOURCES = ("arith", "arith_variant", "pyfunc")
 VARIANT_PROBE_SPLIT = "variant_validation"  # variant-style arith problems scored during training
@@ -35,7 +36,7 @@ class TrainingText:
 def draw_text(source: str, rng: random.Random, index: int) -> TrainingText:
     """One problem of ``source`` drawn from ``rng``."""
     if source == "pyfunc":
-        code = code_generator.generate_problem(rng, f"stream-{index}")
+        code = pyfunc_splits.generate_problem(rng, f"stream-{index}")
         return TrainingText(code.prompt, code.prompt, code.solution)
     style = "variant" if source == "arith_variant" else "standard"
     problem = arith_generator.generate_problem(rng, f"train-stream-{index}", style)

@@ -1,0 +1,79 @@
+"""The vLLM benchmark's plan: its settings and their names, the checks that refuse a plan that cannot
+produce its figures, and the header that records what was run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from autojudge.errors import InputError
+from autojudge.params import bench_plan_problems
+
+TARGET = "target"
+STOCK = "sd_stock"
+EXACT = "sd_exact"
+OVERHEAD = "judge_t0"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A decoding setting: a rule override on a plugin engine, or a stock engine's own decoding (None)."""
+
+    name: str
+    override: dict[str, Any] | None = None
+    threshold: float | None = None
+
+
+def speculative_settings(thresholds: Sequence[float]) -> list[Setting]:
+    """The plugin engine's settings: exact SD and AutoJudge at each threshold (overriding the head's own)."""
+    judge = [
+        Setting(f"autojudge_t{t:.4g}", {"rule": "judge", "threshold": t}, t) for t in sorted(set(thresholds))
+    ]
+    return [Setting(EXACT, {"rule": "exact"}), *judge]
+
+
+OVERHEAD_SETTING = Setting(OVERHEAD, {"rule": "judge", "threshold": 0.0}, 0.0)
+
+
+def round_threshold(threshold: float) -> float:
+    """A threshold as its AutoJudge setting's name writes it (4 significant digits)."""
+    return float(f"{threshold:.4g}")
+
+
+def threshold_of(name: str) -> float:
+    """The threshold of an AutoJudge setting's name."""
+    return float(name.removeprefix("autojudge_t"))
+
+
+def check_plan(bench: Any, split_problems: int | None = None) -> None:
+    """Refuse a benchmark plan that cannot produce its figures (``split_problems``: what the split holds)."""
+    problems = bench_plan_problems(bench)
+    needed = max(bench.problems, bench.accuracy_problems)
+    if split_problems is not None and split_problems < needed:
+        problems.append(
+            f"bench.problems {bench.problems} and bench.accuracy_problems {bench.accuracy_problems} need "
+            f"{needed} problems, but split {bench.split!r} has {split_problems}"
+        )
+    if problems:
+        raise InputError("; ".join(problems))
+
+
+def header(bench: Any, problems: int, accuracy_problems: int) -> dict[str, Any]:
+    """What was run, on which machine, when."""
+    import platform
+
+    return {
+        "benchmark": "vLLM tokens/s: target alone, stock SD, plugin exact SD, AutoJudge; windows chosen on tuning passes",
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "machine": platform.processor() or platform.machine(),
+        "problems": problems,
+        "accuracy_problems": accuracy_problems,
+        "windows": list(bench.windows),
+        "batch_sizes": sorted(bench.batch_sizes),
+        "tuning_repeats": bench.tuning_repeats,
+        "repeats": bench.repeats,
+        "bootstrap_samples": bench.bootstrap_samples,
+        "seed": bench.seed,
+    }

@@ -1,0 +1,258 @@
+"""The vLLM benchmark's report for people: the card's section (speed and energy tables, headline
+markdown), the tokens/s curves, and the writers of its JSON, CSV, PNG and markdown outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from autojudge.bench.vllm_plan import EXACT, STOCK, TARGET, threshold_of
+
+LABELS = {TARGET: "target alone", STOCK: "SD stock (vLLM)", EXACT: "SD exact (plugin)"}
+
+
+def ci(figures: dict[str, Any], digits: int = 2) -> str:
+    """``point [low, high]``."""
+    return f"{figures['point']:.{digits}f} [{figures['low']:.{digits}f}, {figures['high']:.{digits}f}]"
+
+
+def _signed_ci(figures: dict[str, Any]) -> str:
+    return f"{figures['point']:+.1f} [{figures['low']:+.1f}, {figures['high']:+.1f}]"
+
+
+def _runner_text(runner: dict[str, str] | None) -> str:
+    if not runner:
+        return "-"
+    return f"{runner['runner'].split(' (')[0]}, {runner['worker_cls'].rsplit('.', 1)[-1]}, plugin {runner['plugin']}"
+
+
+def _setting_label(name: str) -> tuple[str, Any]:
+    """The table's setting and threshold columns."""
+    if name in LABELS:
+        return LABELS[name], "-"
+    return "AutoJudge", threshold_of(name)
+
+
+def _display_name(name: str) -> str:
+    label, threshold = _setting_label(name)
+    return label if threshold == "-" else f"{label} at threshold {threshold}"
+
+
+def speed_table(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The card's speed table: one row per setting at its chosen windows (batch size 1 first)."""
+    sizes = [str(size) for size in sorted(report["batch_sizes"])]
+    rows = []
+    for name, figures in [(TARGET, report["target"]), *report["settings"].items()]:
+        label, threshold = _setting_label(name)
+        accuracy = figures["accuracy"]
+        row: dict[str, Any] = {
+            "setting": label,
+            "threshold": threshold,
+            f"window (bs {'/'.join(sizes)})": (
+                "-" if name == TARGET else "/".join(str(figures["windows"][size]) for size in sizes)
+            ),
+            "accuracy, % [95% CI]": ci(accuracy["percent"], 1),
+            "drop vs target, points [95% CI]": (
+                "-" if name == TARGET else _signed_ci(accuracy["drop_vs_target_points"])
+            ),
+        }
+        for size in sizes:
+            row[f"tokens/s bs {size}"] = figures["by_batch"][size]["tokens_per_s"]
+            row[f"s/problem bs {size}"] = figures["by_batch"][size]["seconds_per_problem"]
+        row["speedup over stock SD, bs 1 [95% CI]"] = ci(figures["speedup_vs_stock_bs1"], 3)
+        row["runner"] = _runner_text(figures["runner"])
+        rows.append(row)
+    return rows
+
+
+def energy_table(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The card's energy table (batch size 1): joules per pass and per 1,000 tokens, or why not available."""
+    entries = [(LABELS[TARGET], report["target"]["by_batch"]["1"])]
+    entries += [
+        (_display_name(name), figures["by_batch"]["1"]) for name, figures in report["settings"].items()
+    ]
+    rows = []
+    for name, figures in entries:
+        energy = figures["energy"]
+        if energy["available"]:
+            rows.append(
+                {
+                    "setting": name,
+                    "joules": energy["joules"],
+                    "J per 1k tokens": energy["joules_per_1k_tokens"],
+                    "mean W": energy["mean_watts"],
+                    "GPU or reason": ", ".join(sorted(set(energy["gpus"]))),
+                }
+            )
+        else:
+            rows.append(
+                {
+                    "setting": name,
+                    "joules": "not available",
+                    "J per 1k tokens": "-",
+                    "mean W": "-",
+                    "GPU or reason": energy["reason"],
+                }
+            )
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """A markdown table of uniform rows."""
+    columns = list(rows[0])
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def curve_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """tokens/s by setting and window (timed passes; batch size 1 and the others), for the DVC plot."""
+    sizes = sorted(report["batch_sizes"])
+    rows = []
+    for name, per_window in report["by_window"].items():
+        for window, figures in per_window.items():
+            bs1 = figures["by_batch"]["1"]
+            row = {
+                "setting": name,
+                "window": int(window),
+                "tokens_per_s": bs1["tokens_per_s"],
+                "tuning_tokens_per_s": bs1["tuning_tokens_per_s"],
+                **{
+                    f"tokens_per_s_bs{size}": figures["by_batch"][str(size)]["tokens_per_s"]
+                    for size in sizes[1:]
+                },
+                "accuracy": figures["accuracy"],
+                "mat": bs1["mat"],
+            }
+            rows.append(row)
+    return rows
+
+
+def plot_tokens_per_s(path: Path, rows: list[dict[str, Any]], title: str) -> None:
+    """tokens/s (batch size 1) against the window, one line per setting."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for name in dict.fromkeys(row["setting"] for row in rows):
+        points = sorted((row["window"], row["tokens_per_s"]) for row in rows if row["setting"] == name)
+        axes.plot(*zip(*points, strict=True), marker="o", label=name)
+    axes.set_xscale("log", base=2)
+    axes.set_xlabel("draft window W")
+    axes.set_ylabel("tokens/s (batch size 1)")
+    axes.set_title(title)
+    axes.legend()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+CARD_KEYS = (
+    "date",
+    "machine",
+    "problems",
+    "accuracy_problems",
+    "windows",
+    "batch_sizes",
+    "tuning_repeats",
+    "repeats",
+    "bootstrap_samples",
+    "seed",
+    "headline",
+    "judge_overhead",
+)
+
+
+def card_section(report: dict[str, Any]) -> dict[str, Any]:
+    """What the head's card shows of the benchmark: headline, judge overhead, speed and energy tables."""
+    return {
+        **{key: report[key] for key in CARD_KEYS},
+        "speed": speed_table(report),
+        "energy": energy_table(report),
+    }
+
+
+def _ratio_sentence(figures: dict[str, Any]) -> str:
+    return f"{ci(figures)}x ({figures['verdict']})"
+
+
+def section_markdown(section: dict[str, Any]) -> list[str]:
+    """Protocol, headline with intervals, speed and energy tables, and (when short of the ratio) why."""
+    headline, overhead = section["headline"], section["judge_overhead"]
+    fastest = headline["fastest_bs1"]
+    runner_up, best = _display_name(fastest["runner_up"]), _display_name(fastest["highest_point"])
+    if fastest["setting"] is not None:
+        winner = f"**{best}** ({ci(fastest['ratio_over_runner_up'])}x the runner-up, {runner_up})"
+    else:
+        winner = (
+            f"none named ({best} leads {runner_up} by {ci(fastest['ratio_over_runner_up'])}x, "
+            "an interval that includes 1)"
+        )
+    overhead_ci = overhead["percent_interval"]
+    lines = [
+        f"{section['date']}, {section['machine']}: {section['problems']} timed problems at batch sizes "
+        f"{section['batch_sizes']}. Per setting and batch size, the window (of {section['windows']}) is the "
+        f"fastest on {section['tuning_repeats']} tuning pass(es); the figures are medians of "
+        f"{section['repeats']} further timed pass(es) at that window, after a warm-up. Accuracy on the first "
+        f"{section['accuracy_problems']} problems (largest batch size, untimed). Intervals: 95% paired "
+        "bootstrap over problems "
+        f"({section['bootstrap_samples']} samples, seed {section['seed']}).",
+        "",
+        f"AutoJudge at the registered threshold {headline['registered_threshold']} "
+        f"(W={headline['autojudge_window']}) against stock vLLM SD (W={headline['stock_window']}), "
+        f"batch size 1: **{_ratio_sentence(headline['tokens_per_s_ratio_vs_stock'])} tokens/s** "
+        f"(MAT {ci(headline['mat_ratio_vs_stock'])}x); against plugin exact SD "
+        f"(W={headline['exact_window']}) {_ratio_sentence(headline['tokens_per_s_ratio_vs_exact'])}. "
+        f"Plugin exact SD against stock SD: {_ratio_sentence(headline['exact_vs_stock'])}. "
+        f"Accuracy drop against the target alone **{_signed_ci(headline['accuracy_drop_vs_target_points'])} "
+        f"points** ({headline['accuracy_drop_vs_target_points']['verdict']}), against stock SD "
+        f"{_signed_ci(headline['accuracy_drop_vs_stock_points'])}. Judge overhead: "
+        f"**{_signed_ci(overhead_ci)}%** of step time (judge at threshold 0 vs exact, W={overhead['window']}). "
+        f"Fastest at batch size 1: {winner}.",
+        "",
+        "### Speed (vLLM)",
+        "",
+        markdown(section["speed"]),
+        "",
+        "### Energy (batch size 1, one pass over the problems)",
+        "",
+        markdown(section["energy"]),
+    ]
+    if headline["why_below_min_ratio"]:
+        lines += [
+            "",
+            f"### Why the ratio is below {headline['min_ratio']}",
+            "",
+            headline["why_below_min_ratio"],
+        ]
+    return lines
+
+
+def report_markdown(report: dict[str, Any]) -> str:
+    """The benchmark's results for humans."""
+    title = f"# vLLM benchmark: pair {report['pair']}, task {report['task']}"
+    lines = [title, "", *section_markdown(card_section(report))]
+    if "load_average_1m" in report:
+        before, after = report["load_average_1m"]
+        lines += [
+            "",
+            f"Machine load (1-minute average) {before:.1f} before, {after:.1f} after, on {report['cpus']} CPUs.",
+        ]
+    if "command" in report:
+        lines += ["", f"Made by `{report['command']}` in {report['runtime_seconds']:.0f} s."]
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(report: dict[str, Any], metrics: Path, curve: Path, markdown_path: Path) -> None:
+    """The report as JSON, its tokens/s curves as ``curve``.csv + .png, and its tables as markdown."""
+    from autojudge.evaluation.report import write_csv
+    from autojudge.io import write_json, write_text
+
+    write_json(metrics, report)
+    rows = curve_rows(report)
+    write_csv(curve.with_suffix(".csv"), rows)
+    plot_tokens_per_s(curve.with_suffix(".png"), rows, f"vLLM, {report['problems']} problems")
+    write_text(markdown_path, report_markdown(report))

