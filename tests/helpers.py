@@ -71,11 +71,38 @@ SERVER_START_SECONDS = 420
 
 
 @contextmanager
+def server_process(
+    command: Sequence[str], url: str, log: Path, cwd: Path | None = None, env: dict | None = None
+) -> Iterator[None]:
+    """Run ``command`` (a server on loopback) in its own process group until ``url``/health answers;
+    fail with its log if it exits or does not come up; stop the group at exit."""
+    with log.open("w") as output:
+        server = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd,
+            env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        while not healthy(url):
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"{' '.join(command[:4])} did not come up on {url}:\n{log.read_text()[-3000:]}")
+            time.sleep(1)
+        yield
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+
+
+@contextmanager
 def vllm_server(arguments: Sequence[str], log: Path, cwd: Path | None = None) -> Iterator[str]:
     """vLLM's OpenAI server on loopback with ``arguments`` (``vllm serve``'s, model first), yielding its URL.
 
     Run as its module (the CPU wheel's ``vllm`` script needs the distribution name ``vllm``) with the CPU
-    build's settings appended by the caller; stopped with its process group at exit.
+    build's settings appended by the caller.
     """
     port = free_port()
     command = [
@@ -83,24 +110,8 @@ def vllm_server(arguments: Sequence[str], log: Path, cwd: Path | None = None) ->
         "--host", "127.0.0.1", "--port", str(port),
     ]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    with log.open("w") as output:
-        server = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + SERVER_START_SECONDS
-        while not healthy(url):
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"vllm serve did not come up:\n{log.read_text()[-3000:]}")
-            time.sleep(2)
+    with server_process(command, url, log, cwd):
         yield f"{url}/v1"
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
 
 
 def cpu_server_arguments(params) -> list[str]:

@@ -2,12 +2,8 @@
 loaded back by an outside client, and scored by `mlflow models serve` over HTTP."""
 
 import json
-import os
 import re
-import signal
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 
@@ -15,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from helpers import free_port, healthy
+from helpers import free_port, server_process
 from mlflow.exceptions import MlflowException
 
 from autojudge.errors import InputError
@@ -33,26 +29,25 @@ NAMES = feature_names(DIMENSION)
 SERVER_START_SECONDS = 120
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    return tmp_path
-
-
 def _head() -> JudgeHead:
     weight = torch.tensor([0.5, -1.25, 2.0, 0.75, -0.3])
     return JudgeHead(weight, -0.2, 0.1, FeatureSpec("target", DIMENSION, 3), "toy", "arith", "h")
 
 
-def _register(directory) -> JudgeHead:
-    """A head logged and registered as `URI`, as the register stage does it."""
-    head = _head()
-    path = head.save(directory / "head" / "head.safetensors")
-    run_id = log_training_run(NAME, {"train": {"c": 0.1}}, {"validation_auc": 0.9}, [path])
-    model_uri = log_model_and_card(run_id, path, {}, "# card\n", {}, [])
-    register_version(model_uri, NAME, "# card\n", {"threshold": "0.1"}, "candidate")
-    return head
+@pytest.fixture(scope="module")
+def registered(tmp_path_factory):
+    """A head logged and registered as `URI` (as the register stage does it) in one store for the module:
+    (the store's folder, its tracking URI, the head)."""
+    directory = tmp_path_factory.mktemp("store")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(directory)
+        patch.delenv("MLFLOW_TRACKING_URI", raising=False)
+        head = _head()
+        path = head.save(directory / "head" / "head.safetensors")
+        run_id = log_training_run(NAME, {"train": {"c": 0.1}}, {"validation_auc": 0.9}, [path])
+        model_uri = log_model_and_card(run_id, path, {}, "# card\n", {}, [])
+        register_version(model_uri, NAME, "# card\n", {"threshold": "0.1"}, "candidate")
+        yield directory, use_tracking(), head
 
 
 def _rows() -> np.ndarray:
@@ -63,11 +58,17 @@ def _probability(head: JudgeHead, rows: np.ndarray) -> list[float]:
     return head.probability(torch.from_numpy(rows)).tolist()
 
 
-def test_registered_head_predicts_lists_arrays_and_dataframes(store):
+def _load_model():
+    """The registered head as an outside client loads it (the module's store is in the working folder)."""
     import mlflow
 
-    head = _register(store)
-    model = mlflow.pyfunc.load_model(URI)
+    use_tracking()
+    return mlflow.pyfunc.load_model(URI)
+
+
+def test_registered_head_predicts_lists_arrays_and_dataframes(registered):
+    head = registered[2]
+    model = _load_model()
     rows = _rows()
     expected = _probability(head, rows)
     inputs = {
@@ -90,13 +91,10 @@ def test_registered_head_predicts_lists_arrays_and_dataframes(store):
     )
 
 
-def test_registered_head_names_bad_input(store):
-    import mlflow
-
-    _register(store)
-    model = mlflow.pyfunc.load_model(URI)
+def test_registered_head_names_bad_input(registered):
+    model = _load_model()
     rows = _rows().tolist()
-    with pytest.raises(MlflowException, match="declares 5 inputs  but the provided value only has 4"):
+    with pytest.raises(MlflowException, match=r"declares 5 inputs\s+but the provided value only has 4"):
         model.predict([row[:4] for row in rows])
     with pytest.raises(MlflowException, match=r"column f2\. Can not safely convert str to float64"):
         model.predict(pd.DataFrame(rows, columns=NAMES).astype({"f2": str}))
@@ -132,39 +130,24 @@ def _post(url: str, body: dict) -> tuple[int, dict]:
 
 
 @pytest.mark.slow
-def test_mlflow_models_serve_scores_a_dataframe_split_payload(store):
-    head = _register(store)
+def test_mlflow_models_serve_scores_a_dataframe_split_payload(registered):
+    directory, tracking_uri, head = registered
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     command = [
         sys.executable, "-m", "mlflow", "models", "serve", "-m", URI, "--env-manager", "local",
         "-h", "127.0.0.1", "-p", str(port),
     ]  # fmt: skip
-    log = store / "serve.log"
-    with log.open("w") as output:
-        server = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "MLFLOW_TRACKING_URI": use_tracking()},
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + SERVER_START_SECONDS
-        while not healthy(url):
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"mlflow models serve did not come up on {url}:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
+    log = directory / "serve.log"
+    with server_process(
+        command, url, log, env={"MLFLOW_TRACKING_URI": tracking_uri, "MLFLOW_REGISTRY_URI": tracking_uri}
+    ):
         rows = _rows()
         payload = {"dataframe_split": {"columns": NAMES, "data": rows.tolist()}}
         status, answer = _post(f"{url}/invocations", payload)
-        assert status == 200, answer
+        assert status == 200, f"{answer}\n{log.read_text()[-3000:]}"
         assert answer["predictions"] == pytest.approx(_probability(head, rows), abs=1e-6)
 
         payload = {"dataframe_split": {"columns": NAMES[:4], "data": rows[:, :4].tolist()}}
         status, answer = _post(f"{url}/invocations", payload)
         assert status == 400 and "declares 5 inputs" in answer["message"], answer
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()

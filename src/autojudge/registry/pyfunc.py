@@ -5,6 +5,9 @@ The model takes feature rows with one column per feature (the head's hidden-stat
 for each row, as `JudgeHead.probability` computes it. Its signature declares n unnamed double columns:
 MLflow turns a list or an array into such a frame, and a DataFrame's columns are taken in order (by name
 when they are ``f0..f{n-1}``), so ``mlflow models serve`` scores the usual ``dataframe_split`` payload.
+MLflow checks the number of columns and their types against the signature before the model runs (too few
+or a non-numeric column is its error; like any column signature, it drops the columns past the n-th); the
+model then names non-finite values, and all of these for versions registered without such a signature.
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ def feature_names(dimension: int) -> list[str]:
 def model_signature(dimension: int) -> ModelSignature:
     """``dimension`` double columns in, p(important) out.
 
-    The input columns are unnamed because MLflow requires named columns in a list or numpy array's input
-    (which has none); a DataFrame may still name them f0..f{dimension-1}.
+    The input columns are unnamed: MLflow matches named columns by name, and the frame it makes of a list
+    or a numpy array has none. A DataFrame may still name them f0..f{dimension-1}.
     """
     return ModelSignature(
         inputs=Schema([ColSpec(DataType.double) for _ in range(dimension)]),
@@ -109,7 +112,8 @@ class JudgeHeadModel(PythonModel):
     def load_context(self, context) -> None:
         self.head = load_head(context.artifacts["head"])
 
-    # no type hint on model_input: MLflow would then validate the input against the hint, not the signature
-    def predict(self, model_input, params: dict | None = None) -> list[float]:
+    # MLflow hands a frame to a model with a column signature (a DataFrame hint infers no signature and
+    # validates nothing); versions registered with a `list[list[float]]` hint get the input unchanged.
+    def predict(self, model_input: pd.DataFrame, params: dict | None = None) -> list[float]:
         features = feature_rows(model_input, self.head.features.dimension)
         return self.head.probability(features).tolist()
