@@ -58,10 +58,16 @@ def measure(
     """Greedy accuracy of the merged target on test splits, against the bars of a competent target."""
     import datetime
 
+    from autojudge.evaluation.stats import mean_of_first, paired_bootstrap
     from autojudge.models.finetuned_target import measure_target
 
     settings, entry = _entry(params, name)
     figures = measure_target(entry, settings.pair.chat_template, split, limit)
+    figures["accuracy_ci95"] = {}
+    for split_name, rows in figures["per_problem"].items():
+        solved = [float(row["solved"]) for row in rows]
+        _, low, high = paired_bootstrap(solved, solved, mean_of_first, seed=0)
+        figures["accuracy_ci95"][split_name] = [round(low, 4), round(high, 4)]
     command = f"autojudge finetune measure --name {name} --limit {limit} " + " ".join(
         f"--split {s}" for s in split
     )

@@ -66,17 +66,21 @@ class Evaluation:
     examples: dict[str, list[Example]]
     max_new_tokens: int
 
-    def accuracy(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_size: int) -> dict:
-        """Greedy accuracy on each split."""
+    def solved(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_size: int) -> dict:
+        """Split -> whether greedy decoding solves each problem, in the split's order."""
         eos = eos_token_ids(tokenizer, model.generation_config.eos_token_id)
         engine = HFEngine(model, pad_id(tokenizer), eos, batch_size)
-        scores = {}
+        solved = {}
         for split, prompts in self.prompts.items():
             responses = engine.continue_prefixes(prompts, [self.max_new_tokens] * len(prompts))
             texts = [tokenizer.decode(r, skip_special_tokens=True) for r in responses]
-            solved = [self.task.score(t, e) for t, e in zip(texts, self.examples[split], strict=True)]
-            scores[split] = round(sum(solved) / len(solved), 4)
-        return scores
+            solved[split] = [self.task.score(t, e) for t, e in zip(texts, self.examples[split], strict=True)]
+        return solved
+
+    def accuracy(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_size: int) -> dict:
+        """Greedy accuracy on each split."""
+        solved = self.solved(model, tokenizer, batch_size)
+        return {split: round(sum(rows) / len(rows), 4) for split, rows in solved.items()}
 
 
 def checkpoint_path(adapter: Path) -> Path:

@@ -96,13 +96,23 @@ def merged_target(settings: FinetuneParams, name: str) -> dict:
 
 
 def measure_target(settings: FinetuneParams, chat_template: bool, splits: list[str], limit: int) -> dict:
-    """Greedy accuracy of the merged target (``out``) on the first ``limit`` problems of ``splits``."""
+    """Greedy accuracy of the merged target (``out``) on the first ``limit`` problems of ``splits``, with
+    each problem's id and whether it was solved."""
     if not Path(settings.out).is_dir():
         raise InputError(f"no merged target at {settings.out}: run dvc repro finetune first")
     tokenizer = load_tokenizer(settings.out, "fine-tuned target")
     model = load_causal_lm(settings.out, torch.float32, role="fine-tuned target")
     evaluation = _evaluation(settings, tokenizer, chat_template, splits, limit)
     started = time.perf_counter()
-    accuracy = evaluation.accuracy(model, tokenizer, settings.eval_batch_size)
-    problems = {split: len(rows) for split, rows in evaluation.examples.items()}
-    return {"accuracy": accuracy, "problems": problems, "seconds": round(time.perf_counter() - started, 1)}
+    solved = evaluation.solved(model, tokenizer, settings.eval_batch_size)
+    return {
+        "accuracy": {split: round(sum(rows) / len(rows), 4) for split, rows in solved.items()},
+        "problems": {split: len(rows) for split, rows in solved.items()},
+        "seconds": round(time.perf_counter() - started, 1),
+        "per_problem": {
+            split: [
+                {"id": e.id, "solved": ok} for e, ok in zip(evaluation.examples[split], rows, strict=True)
+            ]
+            for split, rows in solved.items()
+        },
+    }
