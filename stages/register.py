@@ -33,9 +33,11 @@ def register(params, args) -> None:
         comparison,
         read_json(args.bench) if primary else None,
         read_json(args.crossdomain) if args.crossdomain.is_file() else None,
+        read_json(args.sampled) if primary else None,
     )
+    gates = params.promote
     card["gate_result"] = asdict(
-        check_gates(card, params.promote.max_accuracy_drop, params.promote.min_mat_gain)
+        check_gates(card, gates.max_accuracy_drop, gates.min_mat_gain, gates.temperature)
     )
     markdown = card_markdown(card)
     headline = evaluation["headline"]
@@ -76,6 +78,7 @@ if __name__ == "__main__":
     parser.add_argument("--comparison", type=Path, default=Path("metrics/compare.json"))
     parser.add_argument("--bench", type=Path, default=Path("metrics/bench.json"))
     parser.add_argument("--crossdomain", type=Path, default=Path("metrics/crossdomain.json"))
+    parser.add_argument("--sampled", type=Path, default=Path("metrics/sampled.json"))
     parser.add_argument("--plots", type=Path, default=Path("plots"))
     parser.add_argument("--out", type=Path, default=Path("registry/registered.json"))
     run_stage("register", register, parser)

@@ -48,6 +48,8 @@ PIPELINE_PARAMS = {
     "tasks.pyfunc.compare.splits": ["test"],  # the code task has no shifted split
     "compare.methods": ["fsd-js", "fsd-js-published", "kl-mask", "target-entropy", "fly", "topk"],
     "compare.rates": [0.5, 1.0],
+    "sampled.limit": 3,
+    "sampled.seeds": [0],
     "bench.problems": 2,
     "bench.windows": [2, 8],  # tests/bench/test_vllm_bench.py checks the window choice on this run
     "bench.overhead_window": 8,

@@ -26,6 +26,7 @@ EVERY_STAGE = {
     "train_selfjudge",
     "crossdomain",
     "compare",
+    "sampled",
     "bench",
     "register",
 }
@@ -71,6 +72,18 @@ def test_full_run_registers_a_head_per_task_with_its_card(deployed_pipeline):
     assert "Operating points chosen on" in (workdir / "plots" / "pyfunc" / "compare.md").read_text()
     bench = json.loads((workdir / "metrics" / "bench.json").read_text())
     assert all(bench["sd_exact_equals_target"].values()) and "judge_overhead_percent" in bench["headline"]
+    sampled = json.loads((workdir / "metrics" / "sampled.json").read_text())
+    assert sampled["temperature"] == 0.7 and set(sampled["splits"]) == {"validation", "test"}
+    test = sampled["splits"]["test"]
+    assert test["problems"] == PIPELINE_PARAMS["sampled.limit"] and sampled["head_setting"] in test["methods"]
+    assert {"accuracy_drop", "mat_gain_vs_exact_sd", "shift_tv_per_token"} <= set(
+        test["methods"][sampled["head_setting"]]
+    )
+    card = model_versions(workdir, MODEL_NAMES["arith"])[0]["card"]
+    assert (
+        card["sampled"]["head_setting"] == sampled["head_setting"]
+        and "sampled" not in model_versions(workdir, MODEL_NAMES["pyfunc"])[0]["card"]
+    )
 
 
 @pytest.mark.slow
@@ -112,5 +125,5 @@ def test_changing_a_relabeling_parameter_reruns_relabel_and_what_follows_only(de
     third = dvc(workdir, "repro")
     # compare@pyfunc and register@pyfunc rerun too: the stages of a foreach share their dependencies
     # (selfjudge/head among them), although only the primary task's comparison reads the SelfJudge head
-    assert stages_run(third.stdout) == {"relabel", "train_selfjudge", "compare", "register"}
+    assert stages_run(third.stdout) == {"relabel", "train_selfjudge", "compare", "sampled", "register"}
     assert _versions(workdir) == ["1", "2"]

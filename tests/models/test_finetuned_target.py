@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from autojudge.errors import InputError
-from autojudge.models.finetune import checkpoint_path, curve_path, read_adapter
+from autojudge.models.finetune import checkpoint_path, curve_path, learning_rate_at, read_adapter
 from autojudge.models.finetuned_target import merged_target, train_target_adapter
 from autojudge.models.pair import load_causal_lm
 from autojudge.params import FinetuneParams
@@ -65,3 +65,24 @@ def test_an_adapter_trained_on_another_base_is_refused_naming_the_entry(workdir,
         merged_target(elsewhere, "other")
     with pytest.raises(InputError, match="LoRA adapter not found"):
         merged_target(settings.model_copy(update={"adapter": workdir / "none.safetensors"}), "one")
+
+
+def test_the_rate_is_constant_then_falls_linearly_to_zero_over_the_decay_steps(workdir, tiny_random_pair):
+    settings = _settings(tiny_random_pair.target_path, workdir, "wsd", steps=10, decay_steps=4)
+    rates = [learning_rate_at(step, settings) for step in range(10)]
+    assert rates[:6] == [0.01] * 6
+    assert rates[6:] == pytest.approx([0.008, 0.006, 0.004, 0.002])
+    with pytest.raises(ValueError, match="decay_steps"):
+        _settings(tiny_random_pair.target_path, workdir, "bad", steps=2, decay_steps=3)
+
+
+def test_a_run_without_its_checkpoint_restarts_from_the_committed_adapter(workdir, tiny_random_pair):
+    settings = _settings(tiny_random_pair.target_path, workdir, "restart")
+    train_target_adapter(settings.model_copy(update={"steps": 2}), chat_template=False)
+    checkpoint_path(settings.adapter).unlink()  # only the adapter and its curve are committed
+    longer = settings.model_copy(update={"steps": 4, "decay_steps": 2})
+    summary = train_target_adapter(longer, chat_template=False)
+    assert summary["restarts"] == [2] and summary["steps"] == 4
+    assert [point["step"] for point in summary["curve"]] == [0, 2, 4]
+    assert summary["schedule"] == {"learning_rate": 0.01, "decay_steps": 2}
+    assert read_adapter(settings.adapter)[2] == 4

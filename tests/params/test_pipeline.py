@@ -7,7 +7,10 @@ import pytest
     ("text", "message"),
     [
         ("mining: {shards: [0, 2]}\n", r"mining: .*shards must be 0\.\.n-1 without gaps, got \[0, 2\]"),
-        ("mining: {gumbel_seed: 1}\n", r"gumbel_seed \(sampling mode\) needs engine: hf"),
+        (
+            "mining: {gumbel_seed: 1, engine: openai}\n",
+            r"gumbel_seed \(sampling mode\) needs engine hf or vllm",
+        ),
         (
             "mining: {vllm: {max_model_len: 0}}\n",
             r"mining\.vllm\.max_model_len: Input should be greater than 0",

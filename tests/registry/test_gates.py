@@ -46,3 +46,30 @@ def test_a_budget_the_comparison_lacks_or_a_split_outside_competence_is_refused(
 def test_cards_without_a_comparison_keep_the_headline_gates():
     assert check_gates(HEADLINE, 0.01, 1.2).passed
     assert not check_gates(HEADLINE, 0.01, 1.6).passed  # MAT gain 1.5 < 1.6
+
+
+def _sampled(drop: float, gain: float, temperature: float = 0.7) -> dict:
+    row = {
+        "accuracy_drop": {"value": drop, "low": drop - 0.01, "high": drop + 0.01},
+        "mat_gain_vs_exact_sd": {"value": gain, "low": gain - 0.1, "high": gain + 0.1},
+    }
+    split = {"methods": {"judge t=0.1 W=16": row}}
+    return {
+        "enabled": True,
+        "temperature": temperature,
+        "head_setting": "judge t=0.1 W=16",
+        "splits": {"test": split},
+    }
+
+
+def test_promote_temperature_also_gates_on_the_sampled_figures():
+    fast = {**card((1.3, 1.1, 1.5)), "sampled": _sampled(0.0, 1.4)}
+    assert check_gates(fast, 0.01, 1.2).passed and check_gates(fast, 0.01, 1.2, temperature=0.7).passed
+    lossy = {**card((1.3, 1.1, 1.5)), "sampled": _sampled(0.03, 1.1)}
+    assert check_gates(lossy, 0.01, 1.2).passed  # greedy gates only
+    reasons = check_gates(lossy, 0.01, 1.2, temperature=0.7).reasons
+    assert (
+        len(reasons) == 2 and "sampled (T=0.7, test): accuracy drop" in reasons[0] and "1.10x" in reasons[1]
+    )
+    elsewhere = check_gates(fast, 0.01, 1.2, temperature=1.0)
+    assert not elsewhere.passed and "no figures at temperature 1.0" in elsewhere.reasons[0]

@@ -1,4 +1,4 @@
-"""FLy's greedy decision on hand-computed cases: the top-k entropy gate and the deferred window."""
+"""FLy's decision on hand-computed cases: the top-k entropy gate and the deferred window, greedy and sampled."""
 
 import math
 
@@ -9,7 +9,7 @@ from helpers import rule
 from autojudge.errors import InputError
 from autojudge.rules.acceptance import Window, accepted_count
 from autojudge.rules.config import RuleConfig, fly_window
-from autojudge.rules.fly import FlyRule, fly_deferrals, top_k_entropy
+from autojudge.rules.fly import FlyRule, fly_acceptance_probability, fly_deferrals, top_k_entropy
 
 V = 5
 UNSURE = [0.0, 0.0, 0.0, -9.0, -9.0]  # three tokens about equally likely: top-3 entropy ~ ln 3
@@ -27,6 +27,11 @@ def _rows(argmaxes, unsure=()):
     return logits
 
 
+def _deferrals(draft, logits, cu, window_size, threshold, top_k, native=None):
+    window = Window(draft, logits, None, torch.zeros(len(draft), 2), cu_num_draft_tokens=cu, native=native)
+    return fly_deferrals(window, window_size, threshold, top_k)
+
+
 def test_top_k_entropy_uses_full_softmax_probabilities_of_the_top_k():
     logits = torch.log(torch.tensor([[0.5, 0.3, 0.2]]))
     expected = -(0.5 * math.log(0.5) + 0.3 * math.log(0.3))  # top 2, not renormalised
@@ -39,7 +44,7 @@ def test_a_mismatch_is_deferred_only_where_the_target_is_unsure_and_the_next_tok
     target = _rows([1, 1, 3, 0, 0], unsure={0, 3})  # row 0: unsure mismatch, rows 1-2 agree
 
     def defer(window_size, threshold=0.5, logits=target):
-        return fly_deferrals(draft, logits, None, window_size, threshold, 3).tolist()
+        return _deferrals(draft, logits, None, window_size, threshold, 3).tolist()
 
     assert defer(2) == [True, False, False, False, False]
     assert defer(3) == [False] * 5  # row 3 disagrees within the window
@@ -53,12 +58,12 @@ def test_the_window_never_looks_into_the_next_request_nor_accepts_forbidden_or_p
     draft = torch.tensor([1, 2, 0, 0, -1, 0])
     target = _rows([1, 0, 0, 0, 0, 0], unsure={1})
     cu = torch.tensor([2, 6])  # request 0: rows 0-1; request 1: rows 2-5
-    assert not fly_deferrals(draft, target, cu, 2, 0.5, 3)[1]  # rows 2-3 agree, but are request 1's
-    assert fly_deferrals(draft, target, None, 2, 0.5, 3)[1]  # as one request it would defer
+    assert not _deferrals(draft, target, cu, 2, 0.5, 3)[1]  # rows 2-3 agree, but are request 1's
+    assert _deferrals(draft, target, None, 2, 0.5, 3)[1]  # as one request it would defer
     forbidden = target.clone()
     forbidden[1, 2] = -math.inf
-    assert not fly_deferrals(draft, forbidden, None, 2, 0.5, 3)[1]
-    assert not fly_deferrals(draft, target, cu, 0, 0.0, 3)[4]  # a padded draft is never accepted
+    assert not _deferrals(draft, forbidden, None, 2, 0.5, 3)[1]
+    assert not _deferrals(draft, target, cu, 0, 0.0, 3)[4]  # a padded draft is never accepted
 
 
 def test_rule_settings_use_vllm_names_and_are_checked():
@@ -114,3 +119,31 @@ def test_with_the_default_window_the_last_w_positions_are_never_deferred():
         False,
         False,
     ]
+
+
+def test_sampled_requests_read_the_standard_test_instead_of_matches():
+    """Under sampling, "natively accepted" is u <= p(x): a row whose draft is not the argmax but passed the
+    test counts as agreeing, and a matching row that failed it is a rejection FLy may defer."""
+    draft = torch.tensor([1, 2, 3, 4, 0])
+    target = _rows([1, 1, 3, 0, 0], unsure={0, 1})
+    passed = torch.tensor([False, True, True, False, False])  # row 0 failed although it matches
+    assert _deferrals(draft, target, None, 2, 0.5, 3, native=passed).tolist() == [
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
+    assert _deferrals(draft, target, None, 2, 0.5, 3).tolist() == [False] * 5  # greedy: row 1 mismatches
+
+
+def test_the_acceptance_probability_is_the_chance_that_the_next_window_passes():
+    draft = torch.tensor([2, 1, 3, 4])
+    target = _rows([1, 1, 3, 4], unsure={0})
+    window = Window(draft, target, None, torch.zeros(4, 2), native=torch.zeros(4, dtype=torch.bool))
+    probs = torch.softmax(target, dim=-1)
+    chance = fly_acceptance_probability(window, 2, 0.5, 3)
+    assert chance[0].item() == pytest.approx((probs[1, 1] * probs[2, 3]).item(), rel=1e-5)
+    assert chance[1:].tolist() == [0.0, 0.0, 0.0]  # certain rows fail the gate; the last 2 have no room
+    greedy = fly_acceptance_probability(Window(draft, target, None, torch.zeros(4, 2)), 2, 0.5, 3)
+    assert greedy.tolist() == [1.0, 0.0, 0.0, 0.0]  # greedy: the next two match

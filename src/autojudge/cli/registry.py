@@ -33,8 +33,9 @@ def promote(
     if rollback:
         typer.echo(f"{name}: production -> version {versions.rollback(name)} (rolled back)")
         return
+    gates = settings.promote
     chosen, result = versions.promote(
-        name, version, settings.promote.max_accuracy_drop, settings.promote.min_mat_gain
+        name, version, gates.max_accuracy_drop, gates.min_mat_gain, gates.temperature
     )
     if not result.passed:
         typer.echo(f"{name} version {chosen} not promoted:", err=True)

@@ -21,16 +21,21 @@ from tqdm import tqdm
 from transformers import PreTrainedModel
 
 from autojudge.decoding.generation import DecodeStats, Generation, clip_at_stop
+from autojudge.decoding.sampling import Sampling, verify
 from autojudge.decoding.slots import SlotCache
-from autojudge.rules.acceptance import AcceptanceRule, Window, accepted_count
+from autojudge.rules.acceptance import AcceptanceRule, ExactMatch
 
 
 @dataclass
 class Request:
-    """One prompt to decode; ``rule`` None: the model alone, greedy (one token per forward pass)."""
+    """One prompt to decode; ``rule`` None: the model alone (one token per forward pass). Greedy, or
+    sampled with ``sampling`` (its seed); ``observed`` rules are not applied, their distribution shift
+    along this request's trajectory is measured (``DecodeStats.shifts``)."""
 
     prompt: list[int]
     rule: AcceptanceRule | None = None
+    sampling: Sampling | None = None
+    observed: tuple[AcceptanceRule, ...] = ()
 
 
 @dataclass
@@ -38,8 +43,9 @@ class _Row:
     """A request being decoded."""
 
     index: int  # position in the caller's list
-    rule: AcceptanceRule | None
+    request: Request
     sequence: list[int]  # prompt and generated tokens
+    generator: torch.Generator | None = None  # a sampled request's draws
     generated: list[int] = field(default_factory=list)
     stats: DecodeStats = field(default_factory=DecodeStats)
     finished: bool = False  # ended with an end-of-sequence token
@@ -53,6 +59,9 @@ class _Proposals:
     tokens: list[list[int]]  # per row
     logits: torch.Tensor | None  # [B, steps, V]
     hidden: torch.Tensor | None  # [B, steps, Hd], when a row's rule reads draft states
+
+
+_ALONE = ExactMatch()  # verifies nothing: a request without a rule drafts no token
 
 
 class BatchedDecoder:
@@ -86,7 +95,9 @@ class BatchedDecoder:
         """Decode every request; generations in the requests' order."""
         if self.draft is None and any(r.rule is not None for r in requests):
             raise ValueError("requests with an acceptance rule need a draft model")
-        queue = deque(_Row(i, r.rule, list(r.prompt)) for i, r in enumerate(requests))
+        queue = deque(
+            _Row(i, r, list(r.prompt), r.sampling and r.sampling.generator()) for i, r in enumerate(requests)
+        )
         active: list[_Row] = []
         target = SlotCache(self.model, self.vocab_size, 0)
         draft = self.draft and SlotCache(self.draft, self.vocab_size, 0)
@@ -132,7 +143,7 @@ class BatchedDecoder:
         or no room left)."""
         return [
             0
-            if row.rule is None or not row.generated
+            if row.request.rule is None or not row.generated
             else min(self.window, self.max_new_tokens - len(row.generated) - 1)
             for row in active
         ]
@@ -140,7 +151,9 @@ class BatchedDecoder:
     def _propose(self, active: list[_Row], counts: list[int], draft: SlotCache) -> _Proposals:
         """Every row drafts greedily for the longest row's count; rows keep their own count's worth."""
         steps = max(counts)
-        with_hidden = any(c and row.rule.needs_draft_hidden for row, c in zip(active, counts, strict=True))
+        with_hidden = any(
+            c and row.request.rule.needs_draft_hidden for row, c in zip(active, counts, strict=True)
+        )
         tokens: list[list[int]] = [[] for _ in active]
         if not steps:
             return _Proposals(tokens, None, None)
@@ -172,25 +185,28 @@ class BatchedDecoder:
         target_lengths, draft_lengths = [], []
         for b, row in enumerate(active):
             first, count = len(pending[b]) - 1, counts[b]  # row first+i predicts the token after draft i
-            accepted, mismatches = 0, 0
-            if count:
-                window = Window(
-                    draft_tokens=torch.tensor(proposals.tokens[b][:count], device=logits.device),
-                    target_logits=logits[b, first : first + count],
-                    draft_logits=proposals.logits[b, :count],
-                    target_hidden=hidden[b, first + 1 : first + 1 + count],
-                    draft_hidden=None if proposals.hidden is None else proposals.hidden[b, :count],
-                )
-                accepted, mismatches = accepted_count(row.rule, window)
-            follow = int(logits[b, first + accepted].argmax())  # correction or bonus token
+            request = row.request
+            verdict = verify(
+                request.rule or _ALONE,
+                logits[b, first : first + count + 1],
+                proposals.tokens[b][:count],
+                None if proposals.logits is None else proposals.logits[b, :count],
+                hidden[b, first + 1 : first + 1 + count],
+                None if proposals.hidden is None else proposals.hidden[b, :count],
+                request.sampling,
+                row.generator,
+                request.observed if count else (),
+            )
+            accepted = verdict.accepted
             budget = self.max_new_tokens - len(row.generated)
             new_tokens, row.finished = clip_at_stop(
-                [*proposals.tokens[b][:accepted], follow], self.eos_ids, budget
+                [*proposals.tokens[b][:accepted], verdict.follow], self.eos_ids, budget
             )
             base = len(row.sequence)
             row.stats.accepted_draft_tokens += min(accepted, len(new_tokens))
-            row.stats.accepted_mismatches += mismatches
-            row.stats.draft_passes += count + bool(count and row.rule.needs_draft_hidden)
+            row.stats.accepted_mismatches += verdict.mismatches
+            row.stats.add_shifts(verdict.shifts)
+            row.stats.draft_passes += count + bool(count and request.rule.needs_draft_hidden)
             row.stats.target_passes += 1
             row.generated += new_tokens
             row.sequence += new_tokens

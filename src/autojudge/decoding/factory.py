@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from autojudge.decoding.greedy import GreedyDecoder
+from autojudge.decoding.sampling import Sampling
 from autojudge.decoding.speculative import SpeculativeDecoder
 from autojudge.errors import InputError
 from autojudge.models.pair import ModelPair
@@ -18,8 +19,8 @@ def draft_only(pair: ModelPair, max_new_tokens: int) -> GreedyDecoder:
 
 
 def speculative(
-    pair: ModelPair, rule: AcceptanceRule, window: int, max_new_tokens: int
+    pair: ModelPair, rule: AcceptanceRule, window: int, max_new_tokens: int, sampling: Sampling | None = None
 ) -> SpeculativeDecoder:
     if window < 1:
         raise InputError(f"the draft window must be at least 1, got {window}")
-    return SpeculativeDecoder(pair, rule, window, max_new_tokens)
+    return SpeculativeDecoder(pair, rule, window, max_new_tokens, sampling)

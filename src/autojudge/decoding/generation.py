@@ -15,6 +15,11 @@ class DecodeStats:
     accepted_draft_tokens: int = 0  # draft tokens kept by verification
     accepted_mismatches: int = 0  # of those, tokens the target would not have chosen (lossy accepts)
     seconds: float = 0.0
+    shifts: list[float] = field(default_factory=list)  # per observed rule: total variation summed over tokens
+
+    def add_shifts(self, shifts: list[float]) -> None:
+        if shifts:
+            self.shifts = [a + b for a, b in zip(self.shifts or [0.0] * len(shifts), shifts, strict=True)]
 
     @property
     def mat(self) -> float:

@@ -1,9 +1,10 @@
-"""Reference speculative decoding (greedy) in PyTorch/transformers with a pluggable acceptance rule.
+"""Reference speculative decoding in PyTorch/transformers with a pluggable acceptance rule.
 
 Each cycle: the draft proposes W tokens greedily; the target scores the pending tokens and
 all W proposals in one forward pass; the rule accepts a prefix of the proposals; the target's
 own token follows (the correction at the first rejection, or the bonus token after a fully
-accepted window). With `ExactMatch` the output equals target-only greedy decoding.
+accepted window). Greedy by default (with `ExactMatch` the output equals target-only greedy
+decoding); with a ``Sampling`` the verification is speculative sampling (``decoding.sampling``).
 
 The first response token is the prompt pass's own, with no draft, as vLLM's prefill emits it: no rule
 decides it, so a lossy rule never replaces the opening token, and cycles line up with vLLM's.
@@ -17,14 +18,22 @@ import torch
 
 from autojudge.decoding.generation import DecodeStats, Generation, clip_at_stop
 from autojudge.decoding.runner import CachedRunner
+from autojudge.decoding.sampling import Sampling, verify
 from autojudge.models.pair import ModelPair
-from autojudge.rules.acceptance import AcceptanceRule, Window, accepted_count
+from autojudge.rules.acceptance import AcceptanceRule
 
 
 class SpeculativeDecoder:
     """Draft-then-verify decoding of one sequence at a time (batch size 1, as in the papers)."""
 
-    def __init__(self, pair: ModelPair, rule: AcceptanceRule, window: int, max_new_tokens: int) -> None:
+    def __init__(
+        self,
+        pair: ModelPair,
+        rule: AcceptanceRule,
+        window: int,
+        max_new_tokens: int,
+        sampling: Sampling | None = None,
+    ) -> None:
         if window < 1:
             raise ValueError(f"the draft window must be at least 1, got {window}")
         self.target = CachedRunner(pair.target, pair.vocab_size)
@@ -33,6 +42,7 @@ class SpeculativeDecoder:
         self.window = window
         self.max_new_tokens = max_new_tokens
         self.eos_ids = pair.eos_token_ids
+        self.sampling = sampling
 
     def _propose(
         self, sequence: list[int], count: int
@@ -55,8 +65,12 @@ class SpeculativeDecoder:
             hidden_states = torch.stack(hidden_rows)
         return tokens, torch.stack(logit_rows), hidden_states
 
-    def generate(self, prompt: list[int]) -> Generation:
+    def generate(self, prompt: list[int], seed: int | None = None) -> Generation:
+        """Decode ``prompt`` (sampled: with the Sampling's seed, or ``seed``)."""
         started = time.perf_counter()
+        generator = None
+        if self.sampling is not None:
+            generator = torch.Generator().manual_seed(self.sampling.seed if seed is None else seed)
         self.target.reset()
         self.draft.reset()
         sequence = list(prompt)
@@ -75,18 +89,18 @@ class SpeculativeDecoder:
             logits, hidden = self.target.forward(pending + proposals)
             # row p-1+i predicts the token after draft token i (row p-1: after the pending tokens)
             first = len(pending) - 1
-            accepted, mismatches = 0, 0
-            if proposals:
-                window = Window(
-                    draft_tokens=torch.tensor(proposals, device=logits.device),
-                    target_logits=logits[first : first + count],
-                    draft_logits=draft_logits,
-                    target_hidden=hidden[first + 1 : first + 1 + count],
-                    draft_hidden=draft_hidden,
-                )
-                accepted, mismatches = accepted_count(self.rule, window)
-            follow = int(logits[first + accepted].argmax())  # correction or bonus token
-            new_tokens, finished = clip_at_stop([*proposals[:accepted], follow], self.eos_ids, budget)
+            verdict = verify(
+                self.rule,
+                logits[first : first + count + 1],
+                proposals,
+                draft_logits,
+                hidden[first + 1 : first + 1 + count],
+                draft_hidden,
+                self.sampling,
+                generator,
+            )
+            accepted, mismatches = verdict.accepted, verdict.mismatches
+            new_tokens, finished = clip_at_stop([*proposals[:accepted], verdict.follow], self.eos_ids, budget)
             stats.accepted_draft_tokens += min(accepted, len(new_tokens))
             stats.accepted_mismatches += mismatches
             generated.extend(new_tokens)

@@ -15,7 +15,8 @@ from autojudge.errors import InputError
 
 
 class VllmEngine:
-    """Greedy continuations from a vLLM `LLM` given token-id prompts."""
+    """Greedy (or seeded Gumbel-max: ``engines.vllm_gumbel``) continuations from a vLLM `LLM` given
+    token-id prompts."""
 
     name = "vllm"
 
@@ -28,6 +29,7 @@ class VllmEngine:
         tensor_parallel_size: int = 1,
         seed: int = 0,
         engine_kwargs: dict[str, Any] | None = None,
+        gumbel_seed: int | None = None,
     ) -> None:
         if not Path(model_path).exists():
             raise InputError(f"vllm engine: model not found: {model_path}")
@@ -38,18 +40,25 @@ class VllmEngine:
         from vllm import LLM
 
         self.eos_token_ids = eos_token_ids
+        self.gumbel_seed = gumbel_seed  # None: greedy; the processor leaves requests without a seed alone
+        from autojudge.engines.vllm_gumbel import PrefixGumbel
+
+        kwargs = dict(engine_kwargs or {})
+        kwargs["logits_processors"] = [*kwargs.get("logits_processors", []), PrefixGumbel]
         self.llm = LLM(
             model=str(model_path),
             dtype=dtype,
             max_model_len=max_model_len,
             tensor_parallel_size=tensor_parallel_size,
             seed=seed,
-            **(engine_kwargs or {}),
+            **kwargs,
         )
 
     def continue_prefixes(self, prefixes: list[list[int]], max_new_tokens: list[int]) -> list[list[int]]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
+
+        from autojudge.engines.vllm_gumbel import SEED_KEY
 
         outputs: list[list[int]] = [[] for _ in prefixes]
         active = [i for i, n in enumerate(max_new_tokens) if n > 0]
@@ -62,6 +71,7 @@ class VllmEngine:
                 max_tokens=max_new_tokens[i],
                 stop_token_ids=sorted(self.eos_token_ids),
                 detokenize=False,
+                extra_args=None if self.gumbel_seed is None else {SEED_KEY: self.gumbel_seed},
             )
             for i in active
         ]

@@ -6,6 +6,12 @@ adapter is scored on the first problems of each evaluation split (greedy, transf
 checkpointed (adapter, optimizer, random states, curve) beside the adapter, so an interrupted run goes
 on from its last checkpoint; a finished run writes the adapter (safetensors, with its settings in the
 metadata) and its learning curve.
+
+The learning rate is constant, then falls linearly to 0 over the last ``decay_steps`` (a
+warmup-stable-decay schedule without warmup). Up to the decay the schedule does not depend on the run's
+length, so a longer run goes on from a shorter one: from its checkpoint (exactly), or, where only the
+committed adapter is left, from the adapter's weights with AdamW's moments and the row order restarted
+(recorded in the curve as ``restarts``).
 """
 
 from __future__ import annotations
@@ -94,9 +100,42 @@ def curve_path(adapter: Path) -> Path:
 def run_settings(settings: FinetuneParams, chat_template: bool) -> dict:
     """What determines a run but its length (a checkpoint of other settings is not resumed; a longer run
     goes on from a shorter one's)."""
-    excluded = {"adapter", "out", "steps", "eval_every", "eval_problems", "eval_batch_size"}
+    excluded = {"adapter", "out", "steps", "decay_steps", "eval_every", "eval_problems", "eval_batch_size"}
     fields = settings.model_dump(mode="json", exclude=excluded)
     return {**fields, "base_sha256": weights_digest(settings.base), "chat_template": chat_template}
+
+
+def learning_rate_at(step: int, settings: FinetuneParams) -> float:
+    """The rate of training step ``step`` (0-based): constant, then linear to 0 over the last decay_steps."""
+    decay_start = settings.steps - settings.decay_steps
+    if step < decay_start:
+        return settings.learning_rate
+    return settings.learning_rate * (settings.steps - step) / (settings.decay_steps + 1)
+
+
+def _resumable(state: dict, settings: FinetuneParams) -> bool:
+    """Whether a run saved at ``state`` continues into this schedule (same schedule, or not yet decaying)."""
+    same = state.get("schedule") == [settings.steps, settings.decay_steps]
+    return same or state["step"] <= settings.steps - settings.decay_steps
+
+
+def _restart_from_adapter(model, settings: FinetuneParams, made_by: dict) -> dict | None:
+    """The state of a run restarted from the committed adapter of the same settings, if one is there."""
+    if not Path(settings.adapter).is_file() or not curve_path(settings.adapter).is_file():
+        return None
+    tensors, _, steps, adapter_made_by = read_adapter(settings.adapter)
+    state = {"step": steps, "curve": [], "losses": [], "seconds": 0.0}
+    if adapter_made_by != made_by or not _resumable(state, settings) or steps >= settings.steps:
+        return None
+    summary = json.loads(curve_path(settings.adapter).read_text())
+    load_adapter_state(model, tensors)
+    print(f"finetune: no checkpoint; restarting at step {steps} from {settings.adapter} (AdamW restarted)")
+    return {
+        **state,
+        "curve": summary["curve"],
+        "seconds": summary["training_seconds"],
+        "restarts": [*summary.get("restarts", []), steps],
+    }
 
 
 def train_adapter(
@@ -114,13 +153,18 @@ def train_adapter(
     order = random.Random(settings.seed)
     state = {"step": 0, "curve": [], "losses": [], "seconds": 0.0}
     saved = checkpoint_path(settings.adapter)
-    if saved.is_file() and (kept := torch.load(saved, weights_only=False))["made_by"] == made_by:
+    kept = torch.load(saved, weights_only=False) if saved.is_file() else None
+    if kept is not None and kept["made_by"] == made_by and _resumable(kept["state"], settings):
         load_adapter_state(model, kept["adapter"])
         optimizer.load_state_dict(kept["optimizer"])
         order.setstate(kept["order"])
         torch.set_rng_state(kept["torch_rng"])
         state = kept["state"]
         print(f"finetune: resumed at step {state['step']} from {saved}")
+    elif (restarted := _restart_from_adapter(model, settings, made_by)) is not None:
+        state = restarted
+        order = random.Random(f"{settings.seed}-{state['step']}")
+    state["schedule"] = [settings.steps, settings.decay_steps]
     pad = pad_id(tokenizer)
 
     def evaluate() -> None:
@@ -142,6 +186,8 @@ def train_adapter(
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate_at(state["step"], settings)
         optimizer.step()
         state["losses"].append(round(float(loss.detach()), 4))
         state["step"] += 1
@@ -188,6 +234,8 @@ def _save_adapter(model: PreTrainedModel, settings: FinetuneParams, state: dict,
         "loss_first_10": round(sum(state["losses"][:10]) / max(1, len(state["losses"][:10])), 4),
         "loss_last_10": round(sum(state["losses"][-10:]) / max(1, len(state["losses"][-10:])), 4),
         "curve": state["curve"],
+        "schedule": {"learning_rate": settings.learning_rate, "decay_steps": settings.decay_steps},
+        "restarts": state.get("restarts", []),
         "made_by": made_by,
     }
     write_json(curve_path(adapter), summary)

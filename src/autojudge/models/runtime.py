@@ -42,6 +42,7 @@ def engine_from(params: Params, pair: ModelPair) -> GenerationEngine:
             mining.vllm.max_model_len,
             mining.vllm.tensor_parallel_size,
             engine_kwargs=mining.vllm.engine_kwargs,
+            gumbel_seed=mining.gumbel_seed,
         )
     from autojudge.engines.openai_engine import OpenAIEngine
 

@@ -40,6 +40,7 @@ from autojudge.params.evaluation import (
     EvaluateParams,
     PromoteParams,
     RegistryParams,
+    SampledParams,
 )
 from autojudge.params.models import ConvertParams, DistillParams, FinetuneParams, PairParams
 from autojudge.params.pipeline import (
@@ -69,6 +70,7 @@ __all__ = [
     "Params",
     "PromoteParams",
     "RegistryParams",
+    "SampledParams",
     "Section",
     "SelfJudgeParams",
     "TaskParams",
@@ -97,6 +99,7 @@ class Params(Section):
     bench: BenchParams = BenchParams()
     selfjudge: SelfJudgeParams = SelfJudgeParams()
     compare: CompareParams = CompareParams()
+    sampled: SampledParams = SampledParams()
     crossdomain: CrossDomainParams = CrossDomainParams()
     toy: ToyParams | None = None
     convert: dict[str, ConvertParams] = {}  # stage convert@<name> (dvc.yaml foreach): none for the toy pair
@@ -133,6 +136,16 @@ class Params(Section):
         raw = self.model_dump(mode="json")
         raw["task"] = {"name": name, "data_dir": str(task_data_dir(name))}
         return validate_params(overlay(raw, self.tasks[name] or {}), f"params of task {name!r}")
+
+    @model_validator(mode="after")
+    def _check_sampled_gate(self) -> Params:
+        wanted = self.promote.temperature
+        if wanted is not None and (not self.sampled.enabled or wanted != self.sampled.temperature):
+            raise ValueError(
+                f"promote.temperature {wanted} needs stage sampled at that temperature "
+                f"(sampled.enabled {self.sampled.enabled}, sampled.temperature {self.sampled.temperature})"
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_protocol(self) -> Params:

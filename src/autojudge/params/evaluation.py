@@ -40,6 +40,20 @@ class RegistryParams(Section):
 class PromoteParams(Section):
     max_accuracy_drop: float = Field(default=0.01, ge=0)  # vs exact SD, absolute
     min_mat_gain: float = Field(default=1.2, gt=0)  # judge MAT / exact SD MAT
+    # also require the gates of sampled decoding at this temperature (stage sampled's figures); null: greedy only
+    temperature: float | None = Field(default=None, gt=0)
+
+
+class SampledParams(Section):
+    """Stage sampled: the comparison's chosen points (and the head at its threshold) decoded at a
+    temperature with several seeds, against exact speculative sampling, with the distribution shift."""
+
+    enabled: bool = True
+    temperature: float = Field(default=0.7, gt=0)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    seeds: list[int] = Field(default=[0, 1], min_length=1)
+    splits: list[str] = ["validation", "test"]
+    limit: PositiveInt | None = 100  # first N problems of each split (null: all)
 
 
 class CompareParams(Section):

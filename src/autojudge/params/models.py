@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from autojudge.params.base import Section
 
@@ -67,6 +67,7 @@ class FinetuneParams(Section):
     steps: PositiveInt = 600
     batch_size: PositiveInt = 8
     learning_rate: PositiveFloat = 0.0005
+    decay_steps: NonNegativeInt = 0  # the last N of steps lower the rate linearly to 0 (constant before)
     bf16_autocast: bool = True  # bfloat16 matrix products on CPUs that have them (AVX512-BF16, AMX)
     seed: int = 0
     eval_splits: list[str] = ["test", "unseen"]  # the learning curve's splits
@@ -74,3 +75,9 @@ class FinetuneParams(Section):
     eval_every: PositiveInt = 50
     eval_batch_size: PositiveInt = 20
     max_response_tokens: PositiveInt = 160
+
+    @model_validator(mode="after")
+    def _decay_within_steps(self) -> FinetuneParams:
+        if self.decay_steps > self.steps:
+            raise ValueError(f"decay_steps ({self.decay_steps}) exceeds steps ({self.steps})")
+        return self

@@ -39,7 +39,7 @@ class MiningParams(Section):
     max_response_tokens: PositiveInt = 192  # T_max: total response length cap
     pool_size: PositiveInt = 64  # problems searched at once (one engine call per round for all)
     batch_size: PositiveInt = 16  # hf engine and draft predictions
-    gumbel_seed: int | None = None  # Gumbel-max sampling mode (appendix A); needs the hf engine
+    gumbel_seed: int | None = None  # Gumbel-max sampling mode (appendix A): the hf and vllm engines
     vllm: VllmParams = VllmParams()
     openai: OpenAIParams = OpenAIParams()
 
@@ -47,8 +47,10 @@ class MiningParams(Section):
     def _check(self) -> MiningParams:
         if sorted(self.shards) != list(range(len(self.shards))):
             raise ValueError(f"shards must be 0..n-1 without gaps, got {self.shards}")
-        if self.gumbel_seed is not None and self.engine != "hf":
-            raise ValueError("gumbel_seed (sampling mode) needs engine: hf")
+        if self.gumbel_seed is not None and self.engine == "openai":
+            raise ValueError(
+                "gumbel_seed (sampling mode) needs engine hf or vllm (a server cannot add the noise)"
+            )
         return self
 
 

@@ -6,6 +6,7 @@ from autojudge.bench import vllm_report
 from autojudge.evaluation import comparison as compare
 from autojudge.evaluation.crossdomain import head_table
 from autojudge.evaluation.report import markdown_table
+from autojudge.evaluation.sampled import greedy_and_sampled_markdown, sampled_section
 from autojudge.heads.artifact import JudgeHead
 from autojudge.params import Params
 
@@ -19,6 +20,7 @@ def build_card(
     comparison: dict | None = None,
     bench: dict | None = None,
     crossdomain: dict | None = None,
+    sampled: dict | None = None,
 ) -> dict:
     """Everything a reviewer needs to decide on promotion, as data."""
     card = {
@@ -75,12 +77,15 @@ def build_card(
         "gates": {
             "max_accuracy_drop": params.promote.max_accuracy_drop,
             "min_mat_gain": params.promote.min_mat_gain,
+            "temperature": params.promote.temperature,
         },
     }
     if comparison is not None:  # every rule and head against each other (stage compare)
         card["comparison"] = comparison
     if bench is not None:  # vLLM tokens/s, energy and judge overhead (stage bench)
         card["vllm_bench"] = vllm_report.card_section(bench)
+    if sampled is not None and sampled.get("enabled"):  # the chosen points at a temperature (stage sampled)
+        card["sampled"] = sampled_section(sampled)
     if crossdomain is not None:  # this head on every domain (stage crossdomain)
         card["crossdomain"] = {key: crossdomain[key] for key in ("window", "limit", "min_competence")} | {
             "rows": crossdomain["heads"][params.task.name]
@@ -121,6 +126,8 @@ def card_markdown(card: dict) -> str:
     ]
     if "comparison" in card:
         lines += ["", *_comparison_section(card["comparison"], card.get("gate_result"))]
+    if "sampled" in card:
+        lines += ["", *greedy_and_sampled_markdown(card["sampled"], card.get("comparison"))]
     if "crossdomain" in card:
         lines += ["", *_crossdomain_section(card["crossdomain"])]
     if "vllm_bench" in card:

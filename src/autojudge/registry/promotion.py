@@ -75,8 +75,35 @@ def comparison_gate(card: dict, max_accuracy_drop: float) -> tuple[str | None, s
     )
 
 
-def check_gates(card: dict, max_accuracy_drop: float, min_mat_gain: float) -> GateResult:
-    """Promotion gates: the card's headline accuracy drop vs exact SD and MAT gain, and the comparison."""
+def sampled_gate(card: dict, max_accuracy_drop: float, min_mat_gain: float, temperature: float) -> list[str]:
+    """Why the head fails the gates under sampling at ``temperature`` (the card's stage-sampled figures of
+    the head at its threshold on the last split: test), or nothing."""
+    section = card.get("sampled") or {}
+    if not section.get("enabled") or section.get("temperature") != temperature:
+        return [
+            f"sampled: the card has no figures at temperature {temperature} (stage sampled; sampled.temperature)"
+        ]
+    split = list(section["splits"])[-1]
+    row = section["splits"][split]["methods"][section["head_setting"]]
+    drop, gain = row["accuracy_drop"]["value"], row["mat_gain_vs_exact_sd"]["value"]
+    reasons = []
+    if drop > max_accuracy_drop + 1e-12:
+        reasons.append(
+            f"sampled (T={temperature}, {split}): accuracy drop vs exact speculative sampling is "
+            f"{100 * drop:.2f} points > budget {100 * max_accuracy_drop:.2f}"
+        )
+    if gain < min_mat_gain:
+        reasons.append(
+            f"sampled (T={temperature}, {split}): MAT gain is {gain:.2f}x < floor {min_mat_gain:.2f}x"
+        )
+    return reasons
+
+
+def check_gates(
+    card: dict, max_accuracy_drop: float, min_mat_gain: float, temperature: float | None = None
+) -> GateResult:
+    """Promotion gates: the card's headline accuracy drop vs exact SD and MAT gain, the comparison, and
+    with ``temperature`` the same gates on the sampled figures."""
     figures = card["evaluation"]["headline"]
     reasons = []
     drop = figures["accuracy_drop_vs_exact_sd"]
@@ -90,6 +117,8 @@ def check_gates(card: dict, max_accuracy_drop: float, min_mat_gain: float) -> Ga
     why, use_instead = comparison_gate(card, max_accuracy_drop)
     if why:
         reasons.append(f"comparison: {why}" + (f"; use {use_instead} instead" if use_instead else ""))
+    if temperature is not None:
+        reasons += sampled_gate(card, max_accuracy_drop, min_mat_gain, temperature)
     return GateResult(passed=not reasons, reasons=reasons, use_instead=use_instead)
 
 
@@ -108,14 +137,18 @@ def _alias_version(client, name: str, alias: str) -> str | None:
 
 
 def promote(
-    name: str, version: str | None, max_accuracy_drop: float, min_mat_gain: float
+    name: str,
+    version: str | None,
+    max_accuracy_drop: float,
+    min_mat_gain: float,
+    temperature: float | None = None,
 ) -> tuple[str, GateResult]:
     """Move ``production`` to ``version`` (default: the candidate) if its card passes the gates."""
     client = _client()
     version = version or _alias_version(client, name, CANDIDATE)
     if version is None:
         raise InputError(f"model {name} has no version to promote (no '{CANDIDATE}' alias)")
-    result = check_gates(version_card(name, version), max_accuracy_drop, min_mat_gain)
+    result = check_gates(version_card(name, version), max_accuracy_drop, min_mat_gain, temperature)
     if result.passed:
         current = _alias_version(client, name, PRODUCTION)
         if current != version:

@@ -1,9 +1,12 @@
-"""Acceptance rules: which mismatching draft tokens verification may accept anyway.
+"""Acceptance rules: which draft tokens that verification rejects it may accept anyway.
 
 A rule sees one window of W draft tokens with what both models computed for it and
-returns, per position, whether a mismatch there may be accepted. Matching tokens are
-accepted (unless the rule decides them too, ``keeps_matches`` False); verification stops
-at the first position that is not accepted.
+returns, per position, whether a rejected draft token there may be accepted. Greedy verification
+rejects a mismatch (draft != target argmax); sampled verification rejects where the standard test
+fails (u > p(x) for a greedy draft; ``Window.native``). Natively accepted tokens stay accepted
+(in greedy decoding, unless the rule decides them too, ``keeps_matches`` False); a token the target
+cannot emit (p(x) = 0: a -inf processed logit) is never accepted; verification stops at the first
+position that is not accepted.
 """
 
 from __future__ import annotations
@@ -27,10 +30,26 @@ class Window:
     draft_hidden: torch.Tensor | None = None  # [W, Hd] same for the draft, when the rule asks for it
     # rows of several requests (the vLLM plugin): inclusive cumsum of their draft counts; None: one request
     cu_num_draft_tokens: torch.Tensor | None = None
+    # [W] bool: the standard test's verdict under sampling (u <= p(x)); None: greedy (draft == argmax)
+    native: torch.Tensor | None = None
 
     @property
     def target_tokens(self) -> torch.Tensor:
         return self.target_logits.argmax(dim=-1)
+
+    @property
+    def natively_accepted(self) -> torch.Tensor:
+        """[W] bool: what lossless verification accepts (placeholder drafts < 0 never)."""
+        if self.native is not None:
+            return self.native & (self.draft_tokens >= 0)
+        return self.draft_tokens.long() == self.target_tokens
+
+    @property
+    def allowed(self) -> torch.Tensor:
+        """[W] bool: the target can emit the draft token (finite processed logit; p(x) > 0)."""
+        draft = self.draft_tokens.long()
+        logit = self.target_logits.gather(-1, draft.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+        return torch.isfinite(logit) & (draft >= 0)
 
 
 class AcceptanceRule(ABC):
@@ -46,18 +65,30 @@ class AcceptanceRule(ABC):
         """[W] bool: accept position i even if the draft token differs from the target's choice (with
         ``keeps_matches`` False: whether to accept position i at all)."""
 
+    def acceptance_probability(self, window: Window) -> torch.Tensor:
+        """[W] float: the probability that the rule accepts position i if lossless verification rejects
+        it (a deterministic rule: 0 or 1; the distribution shift it causes is measured with it)."""
+        return (self.accept_mismatch(window) & window.allowed).float()
+
     def describe(self) -> str:
         return self.name
 
 
+def accepted_positions(rule: AcceptanceRule, window: Window) -> torch.Tensor:
+    """[W] bool: the positions verification accepts (it stops at the first False)."""
+    native = window.natively_accepted
+    decided = rule.accept_mismatch(window) & window.allowed
+    if window.native is not None or rule.keeps_matches:
+        return native | decided
+    return decided
+
+
 def accepted_count(rule: AcceptanceRule, window: Window) -> tuple[int, int]:
-    """Leading positions verification accepts, and how many of them are accepted mismatches."""
-    matches = window.draft_tokens == window.target_tokens
-    decided = rule.accept_mismatch(window)
-    accepted = matches | decided if rule.keeps_matches else decided
+    """Leading positions verification accepts, and how many of them lossless verification rejects."""
+    accepted = accepted_positions(rule, window)
     rejected = torch.nonzero(~accepted)
     count = int(rejected[0, 0]) if len(rejected) else len(accepted)
-    return count, int((~matches[:count]).sum())
+    return count, int((~window.natively_accepted[:count]).sum())
 
 
 class ExactMatch(AcceptanceRule):

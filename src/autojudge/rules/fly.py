@@ -14,7 +14,9 @@ This is vLLM 0.33's greedy FLy (``vllm/v1/spec_decode/fly.py``, ``rejection_samp
 the same entropy (full-softmax top-k probabilities, ``>=`` the threshold), the same deferral test
 (a mismatch, an allowed token, ``position + W < K`` so the last W positions are never deferred, the
 next W drafts natively accepted), and its window default and checks (``autojudge.rules.config.fly_window``:
-W = min(6, K - 1), W in [1, K - 1], K >= 2). Only the greedy path is implemented (AutoJudge's setting).
+W = min(6, K - 1), W in [1, K - 1], K >= 2). Sampled requests follow vLLM 0.33's random path: "natively
+accepted" is the standard test (u <= p(x), ``Window.native``) instead of a match, on the processed
+target distribution; a greedy draft has q(x) = 1 > 0.
 
 The decision is computed for a flat batch of requests (vLLM's layout: ``cu_num_draft_tokens`` is the
 inclusive cumulative sum of each request's draft count), so the reference engine (one request) and the
@@ -37,20 +39,8 @@ def top_k_entropy(logits: torch.Tensor, top_k: int) -> torch.Tensor:
     return -torch.where(probs > 0, probs * top, torch.zeros_like(top)).sum(dim=-1)
 
 
-def fly_deferrals(
-    draft_tokens: torch.Tensor,
-    target_logits: torch.Tensor,
-    cu_num_draft_tokens: torch.Tensor | None,
-    window_size: int,
-    entropy_threshold: float,
-    entropy_top_k: int,
-) -> torch.Tensor:
-    """[N] bool: the mismatching rows FLy accepts (``cu_num_draft_tokens`` None: one request)."""
-    rows = draft_tokens.shape[0]
-    device = target_logits.device
-    draft = draft_tokens.long()
-    valid = draft >= 0
-    matches = (draft == target_logits.argmax(dim=-1)) & valid
+def _positions(rows: int, cu_num_draft_tokens: torch.Tensor | None, device: torch.device):
+    """[N] each row's position in its request, and [N] that request's draft count."""
     if cu_num_draft_tokens is None:
         cu = torch.tensor([rows], device=device)
     else:
@@ -58,14 +48,49 @@ def fly_deferrals(
     counts = torch.diff(cu, prepend=cu.new_zeros(1))
     index = torch.arange(rows, device=device)
     request = torch.searchsorted(cu, index, right=True)
-    position = index - (cu - counts)[request]
-    room = position + window_size < counts[request]  # the next window_size rows are this request's
-    agreed = torch.cumsum(matches.long(), dim=0)  # matches in rows 0..n
-    ahead = torch.clamp(index + window_size, max=rows - 1)
-    aligned = room & (agreed[ahead] - agreed == window_size)
-    allowed = torch.isfinite(target_logits.gather(1, draft.clamp(min=0).unsqueeze(1)).squeeze(1))
-    uncertain = top_k_entropy(target_logits, entropy_top_k) >= entropy_threshold
-    return ~matches & valid & allowed & aligned & uncertain
+    return index - (cu - counts)[request], counts[request]
+
+
+def _sum_ahead(values: torch.Tensor, window_size: int) -> torch.Tensor:
+    """[N]: the sum of ``values`` over rows n+1 .. n+window_size (clipped at the last row)."""
+    running = torch.cumsum(values, dim=0)
+    ahead = torch.clamp(
+        torch.arange(values.shape[0], device=values.device) + window_size, max=len(values) - 1
+    )
+    return running[ahead] - running
+
+
+def fly_deferrals(
+    window: Window, window_size: int, entropy_threshold: float, entropy_top_k: int
+) -> torch.Tensor:
+    """[N] bool: the natively rejected rows FLy accepts (rows of one request, or of several:
+    ``window.cu_num_draft_tokens``)."""
+    native = window.natively_accepted
+    position, count = _positions(native.shape[0], window.cu_num_draft_tokens, native.device)
+    room = position + window_size < count  # the next window_size rows are this request's
+    aligned = room & (_sum_ahead(native.long(), window_size) == window_size)
+    uncertain = top_k_entropy(window.target_logits, entropy_top_k) >= entropy_threshold
+    return ~native & window.allowed & aligned & uncertain
+
+
+def fly_acceptance_probability(
+    window: Window, window_size: int, entropy_threshold: float, entropy_top_k: int
+) -> torch.Tensor:
+    """[N] float: the probability that FLy accepts row n if the standard test rejects it: the gate, times
+    the chance that the next W drafts pass the standard test (the product of their p(x); greedy: 0/1)."""
+    draft = window.draft_tokens.long()
+    if window.native is None:  # greedy: the next W are accepted iff they match
+        passes = (draft == window.target_tokens).double()
+    else:
+        probs = torch.softmax(window.target_logits.double(), dim=-1)
+        passes = probs.gather(-1, draft.clamp(min=0).unsqueeze(-1)).squeeze(-1) * (draft >= 0)
+    position, count = _positions(draft.shape[0], window.cu_num_draft_tokens, draft.device)
+    room = position + window_size < count
+    impossible = _sum_ahead((passes == 0).long(), window_size) > 0  # a p(x) = 0 ahead: log would be -inf
+    chance = torch.exp(_sum_ahead(torch.log(passes.clamp(min=1e-300)), window_size))
+    chance = torch.where(room & ~impossible, chance, torch.zeros_like(chance))
+    uncertain = top_k_entropy(window.target_logits, entropy_top_k) >= entropy_threshold
+    return (chance * (uncertain & window.allowed)).float()
 
 
 class FlyRule(AcceptanceRule):
@@ -90,13 +115,11 @@ class FlyRule(AcceptanceRule):
         self.entropy_top_k = entropy_top_k
 
     def accept_mismatch(self, window: Window) -> torch.Tensor:
-        return fly_deferrals(
-            window.draft_tokens,
-            window.target_logits,
-            window.cu_num_draft_tokens,
-            self.window_size,
-            self.entropy_threshold,
-            self.entropy_top_k,
+        return fly_deferrals(window, self.window_size, self.entropy_threshold, self.entropy_top_k)
+
+    def acceptance_probability(self, window: Window) -> torch.Tensor:
+        return fly_acceptance_probability(
+            window, self.window_size, self.entropy_threshold, self.entropy_top_k
         )
 
     def describe(self) -> str:

@@ -1,12 +1,13 @@
-"""vLLM plugin: lossy "judge" verification for greedy draft-model speculative decoding (vLLM 0.32).
+"""vLLM plugin: lossy "judge" verification for draft-model speculative decoding (vLLM 0.32).
 
 Declared as a general plugin, so vLLM calls :func:`register` in every process it starts::
 
     [project.entry-points."vllm.general_plugins"]
     autojudge = "autojudge.vllm_plugin:register"
 
-It changes one thing: where vLLM would reject draft token i (draft != target argmax), the
-configured rule may accept it and verification goes on with draft token i+1. The rules are the
+It changes one thing: where vLLM would reject draft token i (greedy: draft != target argmax; sampled:
+the standard test u <= p(x) fails), the configured rule may accept it (never a token with p(x) = 0) and
+verification goes on with draft token i+1. The rules are the
 reference engine's (``autojudge.rules.acceptance``), applied to all draft rows of a batch at once.
 Off unless an engine enables it::
 

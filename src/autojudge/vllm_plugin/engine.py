@@ -1,4 +1,4 @@
-"""A vLLM draft-model speculative engine with the autojudge plugin configured, and greedy decoding with it.
+"""A vLLM draft-model speculative engine with the autojudge plugin configured, and decoding with it.
 
 Two functions and one result type::
 
@@ -11,6 +11,7 @@ Two functions and one result type::
     )
     results = decode(llm, prompts, max_new_tokens=192, eos_token_ids={2})
     results = decode(llm, prompts, 192, {2}, override={"threshold": 0.0})  # per-request rule
+    results = decode(llm, prompts, 192, {2}, sampling=Sampling(0.7, seed=1))  # sampled, seeded
     results[0].tokens, results[0].target_passes, results[0].mat
     llm.llm_engine.engine_core.shutdown()
 
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autojudge.decoding.sampling import Sampling
 from autojudge.errors import InputError
 from autojudge.vllm_plugin.config import CONFIG_KEY, parse_config, request_config, resolve_config
 
@@ -123,9 +125,11 @@ def decode(
     max_new_tokens: int | Sequence[int],
     eos_token_ids: set[int],
     override: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
+    sampling: Sampling | Sequence[Sampling | None] | None = None,
 ) -> list[SpecResult]:
-    """Greedy decoding of token-id prompts (stopping at ``eos_token_ids``; caps per prompt or one for all;
-    a rule override for all prompts or one per prompt, None: the engine's rule)."""
+    """Decoding of token-id prompts (stopping at ``eos_token_ids``; caps per prompt or one for all; a
+    rule override for all prompts or one per prompt, None: the engine's rule; greedy, or sampled with
+    ``sampling``'s temperature, top-p and seed, for all prompts or one per prompt)."""
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
 
@@ -138,19 +142,20 @@ def decode(
         for one in {repr(o): o for o in overrides if o is not None}.values():  # refuse bad ones here
             request_config(engine, {CONFIG_KEY: one}, spec.num_speculative_tokens)
     caps = [max_new_tokens] * len(prompts) if isinstance(max_new_tokens, int) else list(max_new_tokens)
-    sampling = [
+    samplings = list(sampling) if isinstance(sampling, Sequence) else [sampling] * len(prompts)
+    params = [
         SamplingParams(
-            temperature=0.0,
+            temperature=0.0 if how is None else how.temperature,
+            top_p=1.0 if how is None else how.top_p,
+            seed=None if how is None else how.seed,
             max_tokens=cap,
             stop_token_ids=sorted(eos_token_ids),
             detokenize=False,
             extra_args=None if one is None else {CONFIG_KEY: dict(one)},
         )
-        for cap, one in zip(caps, overrides, strict=True)
+        for cap, one, how in zip(caps, overrides, samplings, strict=True)
     ]
-    outputs = llm.generate(
-        [TokensPrompt(prompt_token_ids=list(p)) for p in prompts], sampling, use_tqdm=False
-    )
+    outputs = llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], params, use_tqdm=False)
     return [_result(output.outputs[0]) for output in outputs]
 
 

@@ -13,8 +13,19 @@ vLLM offers no seam there:
   through the OpenAI server), before it reaches the engine.
 * ``vllm.v1.sample.rejection_sampler.rejection_sample`` (worker, enabled engines only): the
   decision. ``RejectionSampler.forward`` calls this module function after applying the sampling
-  constraints; while the judge runner's ``_sample`` has a step open, the rule decides the greedy
-  requests, otherwise it is vLLM's function unchanged.
+  constraints; while the judge runner's ``_sample`` has a step open, the rule decides, otherwise it is
+  vLLM's function unchanged. Greedy requests are verified by ``verify.greedy_verify``. Sampled requests
+  stay with vLLM's kernel: the patch draws the step's uniforms as vLLM would (``generate_uniform_probs``,
+  the same generators in the same order), takes the standard test's verdict u <= p(x) / q(x) from them,
+  asks the rule, and hands vLLM the same uniforms with u = 0 where the rule accepts a rejected token
+  that the target can emit (p(x) > 0), as vLLM 0.33's FLy does. Recovered and bonus tokens, seeds and
+  the exact rule's tokens stay vLLM's.
+* ``vllm.v1.sample.rejection_sampler.expand_batch_to_tokens`` (worker, enabled engines, only where it is
+  broken): on the CPU build of vLLM 0.32 its kernel override casts the output to int64 and writes into
+  that copy, so per-token temperatures, top-p and top-k are uninitialised memory and every sampled
+  request under speculative decoding samples at random temperatures (greedy requests in the same batch
+  get garbage logits). The judge runner checks the function on a small input and, if it is wrong,
+  replaces it with its torch equivalent (``tests/vllm_plugin/test_sampled_verification.py``).
 """
 
 from __future__ import annotations
@@ -158,18 +169,19 @@ def validate_request(
 
 
 def patch_rejection_sample() -> None:
-    """Let an open judge step decide greedy verification (installed by the judge runner)."""
+    """Let an open judge step decide verification (installed by the judge runner)."""
     import torch
     from vllm.v1.sample import rejection_sampler as module
 
     from autojudge.rules.acceptance import Window
     from autojudge.vllm_plugin.step import ACTIVE
-    from autojudge.vllm_plugin.verify import accepted_rows, greedy_verify
+    from autojudge.vllm_plugin.verify import accepted_rows, greedy_verify, request_of_row
 
     original = module.rejection_sample
     if _is_patched(original):
         return
     signature = inspect.signature(original)
+    draw_uniforms = module.generate_uniform_probs
 
     def rejection_sample(*args: Any, **kwargs: Any) -> torch.Tensor:
         ctx = ACTIVE.get()
@@ -177,22 +189,90 @@ def patch_rejection_sample() -> None:
             return original(*args, **kwargs)
         a = signature.bind(*args, **kwargs).arguments
         metadata = a["sampling_metadata"]
-        if metadata.all_random:  # no greedy request: nothing for the rule to decide
-            ctx.decided = True
-            return original(*args, **kwargs)
-        draft, target_logits = a["draft_token_ids"], a["target_logits"]
-        cu = a["cu_num_draft_tokens"]
-        window = Window(draft, target_logits, ctx.draft_logits, ctx.target_hidden, cu_num_draft_tokens=cu)
+        draft, target_logits, cu = a["draft_token_ids"], a["target_logits"], a["cu_num_draft_tokens"]
         # vLLM's processed logits: -inf where a constraint forbids the token at this position.
-        allowed_by_vllm = torch.isfinite(target_logits.gather(1, draft.long().clamp(min=0).unsqueeze(1)))
-        lossy_allowed = allowed_by_vllm.squeeze(1) & ctx.lossy_allowed
-        accepted = accepted_rows(ctx.rules, ctx.rule_of_row, window, lossy_allowed)
-        ours = greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accepted)
+        draft_logit = target_logits.gather(1, draft.long().clamp(min=0).unsqueeze(1)).squeeze(1)
+        lossy_allowed = torch.isfinite(draft_logit) & ctx.lossy_allowed
         ctx.decided = True
         if metadata.all_greedy:
-            return ours
-        # Mixed batch: vLLM decides the sampled requests, the rule decides the greedy ones.
-        theirs = original(*args, **kwargs)
-        return torch.where((metadata.temperature == 0).unsqueeze(1), ours, theirs)
+            window = Window(draft, target_logits, ctx.draft_logits, ctx.target_hidden, cu_num_draft_tokens=cu)
+            accepted = accepted_rows(ctx.rules, ctx.rule_of_row, window, lossy_allowed)
+            return greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accepted)
+        sampled = (metadata.temperature != module.GREEDY_TEMPERATURE)[request_of_row(cu, draft.shape[0])]
+        uniform = draw_uniforms(draft.shape[0], a["num_draft_tokens"], metadata.generators, draft.device)
+        native, target_prob = _standard_test(draft, target_logits, a["draft_probs"], uniform)
+        native = torch.where(sampled, native, draft.long() == target_logits.argmax(dim=-1))
+        window = Window(
+            draft, target_logits, _tempered(ctx.draft_logits, metadata.temperature, cu, sampled),
+            ctx.target_hidden, cu_num_draft_tokens=cu, native=native,
+        )  # fmt: skip
+        allowed = lossy_allowed & ((target_prob > 0) | ~sampled)
+        accepted = accepted_rows(ctx.rules, ctx.rule_of_row, window, allowed, sampled)
+        forced = torch.where(sampled & accepted & ~native, torch.zeros_like(uniform), uniform)
+        ours = None  # before vLLM's kernels run: they may write into their inputs
+        if not metadata.all_random:
+            ours = greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accepted)
+        module.generate_uniform_probs = lambda *_, **__: forced
+        try:
+            theirs = original(*args, **kwargs)
+        finally:
+            module.generate_uniform_probs = draw_uniforms
+        if ours is None:
+            return theirs
+        return torch.where((metadata.temperature == module.GREEDY_TEMPERATURE).unsqueeze(1), ours, theirs)
 
     module.rejection_sample = _mark(rejection_sample, original)
+
+
+def _expand_batch_to_tokens(
+    x: Any, cu_num_tokens: Any, num_tokens: int, replace_from: int = 0, replace_to: int = 0
+) -> Any:
+    """vLLM's ``expand_batch_to_tokens`` in torch: x[b] repeated for each of request b's tokens, with
+    ``replace_from`` values replaced by ``replace_to``."""
+    import torch
+
+    cu = cu_num_tokens.long()
+    expanded = torch.repeat_interleave(x, torch.diff(cu, prepend=cu.new_zeros(1)), output_size=num_tokens)
+    return torch.where(expanded == replace_from, torch.full_like(expanded, replace_to), expanded)
+
+
+def patch_expand_batch_to_tokens() -> bool:
+    """Replace vLLM's ``expand_batch_to_tokens`` where it gives wrong values for float tensors (vLLM 0.32's
+    CPU build); True if it was replaced."""
+    import torch
+    from vllm.v1.sample import rejection_sampler as module
+
+    if _is_patched(module.expand_batch_to_tokens):
+        return True
+    probe = torch.tensor([0.0, 0.5, 2.0]), torch.tensor([1, 3, 4], dtype=torch.int32)
+    expected = torch.tensor([1.0, 0.5, 0.5, 2.0])
+    if torch.equal(module.expand_batch_to_tokens(*probe, 4, replace_from=0, replace_to=1), expected):
+        return False
+    logger.warning("autojudge: this vLLM's expand_batch_to_tokens is wrong for float tensors; replaced")
+    module.expand_batch_to_tokens = _mark(_expand_batch_to_tokens, module.expand_batch_to_tokens)
+    return True
+
+
+def _standard_test(draft: Any, target_logits: Any, draft_probs: Any, uniform: Any) -> tuple[Any, Any]:
+    """vLLM's verdict per row, u <= p(x) / q(x) (q = 1: a greedy drafter), and p(x)."""
+    import torch
+
+    index = draft.long().clamp(min=0).unsqueeze(1)
+    target_prob = target_logits.softmax(dim=-1, dtype=torch.float32).gather(1, index).squeeze(1)
+    draft_prob = (
+        torch.ones_like(target_prob) if draft_probs is None else draft_probs.gather(1, index).squeeze(1)
+    )
+    native = (draft >= 0) & (draft_prob > 0) & (target_prob / draft_prob >= uniform)
+    return native, target_prob
+
+
+def _tempered(draft_logits: Any, temperature: Any, cu: Any, sampled: Any) -> Any:
+    """The drafter's logits at each sampled row's temperature (the divergence rules compare like with like)."""
+    if draft_logits is None:
+        return None
+    import torch
+
+    from autojudge.vllm_plugin.verify import request_of_row
+
+    per_row = temperature[request_of_row(cu, draft_logits.shape[0])].to(draft_logits.dtype)
+    return draft_logits / torch.where(sampled, per_row, torch.ones_like(per_row)).unsqueeze(1)

@@ -301,7 +301,7 @@ def _runner_state(runner: Any) -> RunnerState | None:
             )
         drafter.__class__ = capturing_drafter_class(type(drafter))
     logger.info(
-        "autojudge: greedy verification rule %s (spec method %s, runner %s)",
+        "autojudge: verification rule %s (spec method %s, runner %s)",
         config.describe(),
         runner.speculative_config.method,
         type(runner).__name__,
@@ -314,7 +314,7 @@ def adopt_runner(runner: Any) -> Any:
     from vllm.v1.worker.gpu_model_runner import GPUModelRunner
 
     from autojudge.vllm_plugin.compat import V2_RUNNER, IncompatibleVllmError
-    from autojudge.vllm_plugin.patches import patch_rejection_sample
+    from autojudge.vllm_plugin.patches import patch_expand_batch_to_tokens, patch_rejection_sample
 
     if not isinstance(runner, GPUModelRunner):
         raise IncompatibleVllmError(
@@ -324,6 +324,7 @@ def adopt_runner(runner: Any) -> Any:
         )
     state = _runner_state(runner)
     if state is not None:
+        patch_expand_batch_to_tokens()
         patch_rejection_sample()
     runner.__class__ = judge_runner_class(type(runner))
     runner._autojudge = state

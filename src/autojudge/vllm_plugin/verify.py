@@ -1,4 +1,4 @@
-"""Batched greedy verification with a lossy acceptance rule, in pure torch (CPU and CUDA alike).
+"""Batched verification with a lossy acceptance rule, in pure torch (CPU and CUDA alike).
 
 Layout follows vLLM v1's rejection sampler: the draft tokens of all requests are flattened into
 ``N = sum(num_draft_tokens)`` rows, request ``b`` owning rows ``cu[b-1]:cu[b]`` (``cu`` is
@@ -12,6 +12,11 @@ The decisions are the reference engine's rules, built by the registry (``autojud
 FLy reads it to look ahead within each request. A rule that decides matches too (FSD as published)
 decides every row it may; where it may not (a placeholder draft, a step without drafter logits), the
 native decision stands.
+
+Sampled requests (``sampled_rows``): the window's ``native`` holds the standard test's verdict
+(u <= p(x)), and a rule's acceptance adds to it: a row is accepted when the standard test or the rule
+accepts it (also for FSD as published, whose rejection of matches is a greedy notion).
+``sampled_acceptance`` hands those decisions to vLLM's own kernel (``patches.py``).
 
 No step synchronises with the host: sizes come from tensor shapes and the Python
 ``max_spec_len``; there are no loops over the batch.
@@ -27,18 +32,31 @@ PLACEHOLDER_TOKEN_ID = -1
 
 
 def accepted_rows(
-    rules: list[AcceptanceRule], rule_of_row: torch.Tensor | None, window: Window, lossy_allowed: torch.Tensor
+    rules: list[AcceptanceRule],
+    rule_of_row: torch.Tensor | None,
+    window: Window,
+    lossy_allowed: torch.Tensor,
+    sampled_rows: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """[N] bool: whether verification accepts each row, decided by ``rules[rule_of_row[n]]`` (one rule:
     ``rule_of_row`` may be None); a row where ``lossy_allowed`` is False keeps the native decision."""
-    matches = window.draft_tokens.long() == window.target_logits.argmax(dim=-1)
-    accept = matches.clone()
+    native = window.natively_accepted
+    accept = native.clone()
     for index, rule in enumerate(rules):
-        mine = torch.ones_like(matches) if len(rules) == 1 else rule_of_row == index
+        mine = torch.ones_like(native) if len(rules) == 1 else rule_of_row == index
         decided = _decide(rule, window) & lossy_allowed
-        ruled = matches | decided if rule.keeps_matches else torch.where(lossy_allowed, decided, matches)
+        ruled = native | decided
+        if not rule.keeps_matches:
+            published = torch.where(lossy_allowed, decided, native)
+            ruled = published if sampled_rows is None else torch.where(sampled_rows, ruled, published)
         accept = torch.where(mine, ruled, accept)
     return accept
+
+
+def request_of_row(cu_num_draft_tokens: torch.Tensor, num_rows: int) -> torch.Tensor:
+    """[N] the request index of each flat row."""
+    rows = torch.arange(num_rows, device=cu_num_draft_tokens.device)
+    return torch.searchsorted(cu_num_draft_tokens.long(), rows, right=True)
 
 
 def _decide(rule: AcceptanceRule, window: Window) -> torch.Tensor:
@@ -75,7 +93,7 @@ def greedy_verify(
     cu = cu_num_draft_tokens.long()
     num_draft = torch.diff(cu, prepend=cu.new_zeros(1))  # [B]
     rows = torch.arange(num_rows, device=device)
-    req = torch.searchsorted(cu, rows, right=True)  # [N]
+    req = request_of_row(cu, num_rows)  # [N]
     flat = req * width + (rows - (cu - num_draft)[req])  # [N] index into [B * width]
 
     ok_grid = torch.zeros(num_reqs * width, dtype=torch.int32, device=device)
