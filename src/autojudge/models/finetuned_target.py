@@ -38,8 +38,9 @@ def _evaluation(settings: FinetuneParams, tokenizer, chat_template: bool, splits
     return Evaluation(task, prompts, examples, settings.max_response_tokens)
 
 
-def plot_learning_curve(curve: list[dict], path: Path, title: str) -> None:
-    """Accuracy on each evaluation split against training steps (PNG)."""
+def plot_learning_curve(curve: list[dict], path: Path, title: str, decay_start: int | None = None) -> None:
+    """Accuracy on each evaluation split against training steps (PNG), the start of the learning rate's
+    decay marked."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -48,6 +49,8 @@ def plot_learning_curve(curve: list[dict], path: Path, title: str) -> None:
     figure, axes = plt.subplots(figsize=(6, 3.5))
     for split in [key for key in curve[0] if key != "step"]:
         axes.plot([p["step"] for p in curve], [100 * p[split] for p in curve], marker="o", label=split)
+    if decay_start is not None:
+        axes.axvline(decay_start, color="grey", linestyle="--", linewidth=1, label="learning rate decays")
     axes.set(xlabel="training steps", ylabel="greedy accuracy, %", title=title, ylim=(0, 100))
     axes.grid(alpha=0.3)
     axes.legend()
@@ -68,7 +71,10 @@ def train_target_adapter(settings: FinetuneParams, chat_template: bool) -> dict:
         model, tokenizer, rows, evaluation, settings, run_settings(settings, chat_template)
     )
     problems = f"first {settings.eval_problems} problems of each split"
-    plot_learning_curve(summary["curve"], curve_path(settings.adapter).with_suffix(".png"), problems)
+    decay_start = settings.steps - settings.decay_steps if settings.decay_steps else None
+    plot_learning_curve(
+        summary["curve"], curve_path(settings.adapter).with_suffix(".png"), problems, decay_start
+    )
     return summary
 
 
