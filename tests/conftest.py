@@ -16,6 +16,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 
+pytest_plugins = ["timing"]  # tests/timing.py: tests and fixtures over their time budget, and their timeouts
+
 
 @pytest.fixture(scope="session")
 def repo() -> Path:
@@ -156,7 +158,7 @@ def toy_target_greedy(toy_pair, arith_task, params) -> GreedyReference:
 
 @pytest.fixture(scope="session")
 def vllm_target_engine(params):
-    """One vLLM engine on the toy target for the whole session (starting one takes about 30 s)."""
+    """One vLLM engine on the toy target for the whole session (in this process, as params say)."""
     from autojudge.engines.vllm_engine import VllmEngine
     from autojudge.models.pair import load_tokenizer
 
@@ -167,6 +169,7 @@ def vllm_target_engine(params):
         {tokenizer.eos_token_id},
         params.mining.vllm.max_model_len,
         engine_kwargs=params.mining.vllm.engine_kwargs,
+        in_process=params.mining.vllm.in_process,
     )
     yield engine
     engine.close()

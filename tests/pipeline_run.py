@@ -30,6 +30,7 @@ PIPELINE_PARAMS = {
     "toy.splits": {"train": 24, "validation": 12, "test": 12, "shifted": 6, "variant": 6, "unseen": 6},
     "toy.code_splits": {"train": 24, "validation": 12, "test": 12},
     "mining.problems": 24,
+    "mining.engine": "hf",  # mining on vLLM through the stage: the SmolLM2 smoke run (conftest.smollm2_run)
     "mining.pool_size": 6,  # each shard finishes its problems in two groups: a kill can fall between them
     "train.folds": 3,
     "evaluate.topk": [4],
@@ -51,7 +52,7 @@ PIPELINE_PARAMS = {
     "sampled.limit": 3,
     "sampled.seeds": [0],
     "bench.problems": 2,
-    "bench.windows": [2, 8],  # tests/bench/test_vllm_bench.py checks the window choice on this run
+    "bench.windows": [8],  # three engine starts; the choice among windows: tests/bench/test_vllm_analysis.py
     "bench.overhead_window": 8,
     "bench.thresholds": [1.0],  # accepts every mismatch the head scores below 1
     "bench.repeats": 1,

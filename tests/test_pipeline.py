@@ -118,12 +118,44 @@ def test_second_repro_does_nothing(deployed_pipeline):
 
 
 @pytest.mark.slow
-def test_changing_a_relabeling_parameter_reruns_relabel_and_what_follows_only(deployed_pipeline):
-    """A stage in the middle of the graph: not mining, features, the AutoJudge head or the benchmark."""
+def test_changing_a_relabeling_parameter_invalidates_relabel_and_what_follows_only(deployed_pipeline):
+    """A stage in the middle of the graph: not mining, features, the AutoJudge head or the benchmark.
+
+    DVC reruns a changed stage and everything downstream of it (the next test shows a rerun); this reads
+    which stage DVC finds changed and what depends on it, without paying for the rerun itself."""
+    import networkx as nx
+    from dvc.repo import Repo
+
     workdir = deployed_pipeline.workdir
+    original = (workdir / "params.yaml").read_text()
     set_params(workdir / "params.yaml", {"selfjudge.n_next": 10})
-    third = dvc(workdir, "repro")
-    # compare@pyfunc and register@pyfunc rerun too: the stages of a foreach share their dependencies
+    try:
+        changed = json.loads(dvc(workdir, "status", "--json").stdout)
+        with Repo(str(workdir)) as repo:
+            graph = repo.index.graph  # edges point from a stage to the stages it depends on
+            [relabel] = [stage for stage in graph if stage.addressing in changed]
+            rerun = {relabel.addressing, *(stage.addressing for stage in nx.ancestors(graph, relabel))}
+    finally:
+        (workdir / "params.yaml").write_text(original)
+    # compare@pyfunc and register@pyfunc follow too: the stages of a foreach share their dependencies
     # (selfjudge/head among them), although only the primary task's comparison reads the SelfJudge head
-    assert stages_run(third.stdout) == {"relabel", "train_selfjudge", "compare", "sampled", "register"}
+    assert set(changed) == {"relabel"}
+    assert {name.split("@")[0] for name in rerun} == {
+        "relabel",
+        "train_selfjudge",
+        "compare",
+        "sampled",
+        "register",
+    }
+    assert "register@pyfunc" in rerun
+
+
+@pytest.mark.slow
+def test_changing_a_promotion_parameter_reruns_registration_only_and_registers_a_new_version(
+    deployed_pipeline,
+):
+    workdir = deployed_pipeline.workdir
+    set_params(workdir / "params.yaml", {"promote.min_mat_gain": 1.1})
+    rerun = dvc(workdir, "repro")
+    assert stages_run(rerun.stdout) == {"register"}
     assert _versions(workdir) == ["1", "2"]

@@ -49,9 +49,10 @@ def test_the_mined_head_judges_inside_vllm_speculative_decoding(smollm2_run, pai
     task = ArithTask(smollm2_run / "data/arith")
     prompts = [encode_prompt(pair.tokenizer, task.build_prompt(e), True) for e in task.load_split("test", 2)]
     head = str(smollm2_run / "heads/arith/head.safetensors")
-    engine_kwargs = load_params(smollm2_run / "params.yaml").mining.vllm.engine_kwargs
+    vllm = load_params(smollm2_run / "params.yaml").mining.vllm
+    rule = {"rule": "judge", "judge_head": head}
     llm = speculative_llm(
-        pair.target_path, pair.draft_path, 4, {"rule": "judge", "judge_head": head}, engine_kwargs
+        pair.target_path, pair.draft_path, 4, rule, vllm.engine_kwargs, in_process=vllm.in_process
     )
     overrides = {0.0: {"threshold": 0.0}, None: {}, 1.0: {"threshold": 1.0}}  # never, the head's own, always
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -78,21 +79,23 @@ def test_meter_integrates_summed_power_over_the_block() -> None:
     assert reading.joules_per_1k_tokens(500) == pytest.approx(2 * reading.joules)
 
 
+@pytest.mark.timeout(30)  # the loops below wait for the meter's thread: a broken meter must not hang CI
 def test_meter_samples_in_the_background() -> None:
     sampler = ListSampler("Tesla T4, 70\n")
     with PowerMeter(interval=0.01, sampler=sampler) as meter:
         while sampler.calls < 5:
-            pass
+            time.sleep(0.001)
     assert meter.reading.samples >= 5
     assert meter.reading.mean_watts == pytest.approx(70.0)
     assert meter.reading.joules == pytest.approx(70.0 * meter.reading.seconds)
 
 
+@pytest.mark.timeout(30)
 def test_samples_with_unknown_power_are_skipped() -> None:
     sampler = ListSampler("Tesla T4, 30\n", "Tesla T4, [N/A]\n", "Tesla T4, 30\n")
     with PowerMeter(interval=0.01, sampler=sampler) as meter:
         while sampler.calls < 4:
-            pass
+            time.sleep(0.001)
     reading = meter.reading
     assert reading.available and reading.skipped_samples == 1
     assert reading.samples == sampler.calls - 1

@@ -12,7 +12,7 @@ from pipeline_run import PIPELINE_PARAMS
 @pytest.fixture(scope="module")
 def pipeline_bench(deployed_pipeline):
     """The bench stage of the suite's one pipeline run (tests/pipeline_run.py: 2 timed and 2 accuracy
-    problems, windows 2 and 8, batch sizes 1 and 2, one tuning and one timed repeat, thresholds: the
+    problems, window 8, batch sizes 1 and 2, one tuning and one timed repeat, thresholds: the
     head's own and 1.0, which accepts every mismatch): its report and its checkout."""
     workdir = deployed_pipeline.workdir
     return json.loads((workdir / "metrics" / "bench.json").read_text()), workdir
@@ -51,14 +51,13 @@ def test_real_benchmark_is_consistent(pipeline_bench) -> None:
         ratio = figures["speedup_vs_stock_bs1"]
         assert ratio["low"] <= ratio["point"] <= ratio["high"]
         assert 0 <= figures["accuracy"]["accuracy"] <= 1
-    stock, loose = (report["by_window"][name]["2"] for name in ("sd_stock", "autojudge_t1"))
-    assert (
-        3.0 >= loose["by_batch"]["1"]["mat"] > stock["by_batch"]["1"]["mat"]
-    )  # (nearly) every mismatch accepted
+    stock, loose = (report["by_window"][name]["8"] for name in ("sd_stock", "autojudge_t1"))
+    assert 9.0 >= loose["by_batch"]["1"]["mat"] > stock["by_batch"]["1"]["mat"]  # every mismatch accepted
     overhead = report["judge_overhead"]  # the judge at threshold 0 accepts nothing: exact SD's tokens
     assert overhead["same_tokens_as_exact"] and overhead["window"] == PIPELINE_PARAMS["bench.overhead_window"]
     assert overhead["percent_interval"]["low"] <= overhead["percent"] <= overhead["percent_interval"]["high"]
-    assert report["step_cost"]["sd_stock"] is not None
+    # one window: no line to fit (the fit itself: tests/bench/test_vllm_analysis.py)
+    assert report["step_cost"]["sd_stock"] is None
 
 
 @pytest.mark.slow

@@ -15,6 +15,10 @@ import pytest
             "mining: {vllm: {max_model_len: 0}}\n",
             r"mining\.vllm\.max_model_len: Input should be greater than 0",
         ),
+        (
+            "mining: {vllm: {in_process: true, tensor_parallel_size: 2}}\n",
+            r"mining\.vllm: .*in_process needs tensor_parallel_size 1",
+        ),
         ("train: {target_recall: 2}\n", r"train\.target_recall: Input should be less than or equal to 1"),
         ("selfjudge: {n_next: -1}\n", r"selfjudge\.n_next: Input should be greater than or equal to 0"),
     ],

@@ -1,6 +1,6 @@
 """Session engines on the toy pair and a judge head on target features trained in the session.
 
-Two vLLM engines for the whole session (starting one costs about a minute on 2 cores): vanilla
+Two vLLM engines for the whole session (in this process, as params say): vanilla
 speculative decoding (plugin off) and one with the plugin on and a judge head, whose rule each
 test picks per request. The judge engine gets its head as ``models:/...@candidate`` from a
 session MLflow store, as a user would, so the frontend pins it. The committed heads read draft features too (which the plugin cannot
@@ -102,6 +102,7 @@ def _engine(repo: Path, params, rule_config):
         vllm.engine_kwargs,
         params.pair.dtype,
         vllm.max_model_len,
+        in_process=vllm.in_process,
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import sys
 
@@ -40,12 +39,13 @@ def _probe(mode: str) -> dict:
 
 
 def test_the_entry_point_costs_little_and_imports_nothing_heavy():
-    runs = [_probe("with-vllm") for _ in range(3)] + [_probe("bare")]
-    seconds = statistics.median(run["seconds"] for run in runs[:3])
-    assert seconds < IMPORT_BUDGET_SECONDS, f"register() took {seconds:.3f} s"
-    assert all(run["added"] == [] for run in runs), runs
-    assert all(run["patched"] for run in runs)  # the frontend hook is in place either way
-    assert not runs[-1]["torch"]  # register() alone imports no torch
+    """One fresh interpreter as vLLM loads the plugin and one with nothing imported before it (each costs
+    a vLLM import): what the budget guards against is an import of something heavy, seconds, not ms."""
+    with_vllm, bare = _probe("with-vllm"), _probe("bare")
+    assert with_vllm["seconds"] < IMPORT_BUDGET_SECONDS, f"register() took {with_vllm['seconds']:.3f} s"
+    assert with_vllm["added"] == bare["added"] == [], (with_vllm, bare)
+    assert with_vllm["patched"] and bare["patched"]  # the frontend hook is in place either way
+    assert not bare["torch"]  # register() alone imports no torch
 
 
 def test_a_failing_hook_is_recorded_not_raised(tmp_path, monkeypatch):

@@ -258,6 +258,7 @@ def bench_mining(
             mining.vllm.max_model_len,
             mining.vllm.tensor_parallel_size,
             engine_kwargs=mining.vllm.engine_kwargs,
+            in_process=mining.vllm.in_process,
         ),
     }
     report = benchmark_mining(

@@ -57,28 +57,30 @@ def _engine_rule(kind: str, jobs: list[Job], heads: dict[str, Path | str]) -> di
 
 
 def _llm(params: Params, job: Job, rule: dict | None):
-    from vllm import LLM
-
+    from autojudge.engines.vllm_engine import create_llm
     from autojudge.vllm_plugin.engine import speculative_llm
 
     engine = params.mining.vllm
+    kwargs = {"tensor_parallel_size": engine.tensor_parallel_size, **engine.engine_kwargs}
     if job.rule is None:
         model = params.pair.target if job.model == "target" else params.pair.draft
-        return LLM(
+        return create_llm(
+            engine.in_process,
             model=str(model),
             dtype=params.pair.dtype,
             max_model_len=engine.max_model_len,
             seed=0,
-            **engine.engine_kwargs,
+            **kwargs,
         )
     return speculative_llm(
         params.pair.target,
         params.pair.draft,
         job.window,
         rule,
-        engine.engine_kwargs,
+        kwargs,
         params.pair.dtype,
         engine.max_model_len,
+        in_process=engine.in_process,
     )
 
 

@@ -55,6 +55,7 @@ def _generate(
             vllm.tensor_parallel_size,
             seed=settings.seed,
             engine_kwargs=vllm.engine_kwargs,
+            in_process=vllm.in_process,
         )
     else:
         from autojudge.engines.hf import HFEngine

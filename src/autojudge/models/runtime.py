@@ -43,6 +43,7 @@ def engine_from(params: Params, pair: ModelPair) -> GenerationEngine:
             mining.vllm.tensor_parallel_size,
             engine_kwargs=mining.vllm.engine_kwargs,
             gumbel_seed=mining.gumbel_seed,
+            in_process=mining.vllm.in_process,
         )
     from autojudge.engines.openai_engine import OpenAIEngine
 

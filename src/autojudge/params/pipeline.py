@@ -23,6 +23,13 @@ class VllmParams(Section):
     tensor_parallel_size: PositiveInt = 1
     max_model_len: PositiveInt = 512
     engine_kwargs: dict[str, Any] = {}  # passed to vllm.LLM (memory, eager mode, device settings)
+    in_process: bool = False  # engine core and worker in the stage's process (one device; not the benchmark)
+
+    @model_validator(mode="after")
+    def _check(self) -> VllmParams:
+        if self.in_process and self.tensor_parallel_size != 1:
+            raise ValueError("in_process needs tensor_parallel_size 1 (more devices need worker processes)")
+        return self
 
 
 class OpenAIParams(Section):

@@ -67,8 +67,10 @@ def speculative_llm(
     dtype: str = "float32",
     max_model_len: int = 512,
     seed: int = 0,
+    in_process: bool = False,
 ) -> Any:
-    """A ``vllm.LLM`` doing draft-model SD with ``window`` draft tokens; the plugin on iff ``rule_config``."""
+    """A ``vllm.LLM`` doing draft-model SD with ``window`` draft tokens; the plugin on iff ``rule_config``
+    (``in_process``: engine core and worker in this process, ``engines.vllm_engine.create_llm``)."""
     for role, path in (("target", target), ("draft", draft)):
         if not Path(path).exists():
             raise InputError(f"vllm speculative engine: {role} model not found: {path}")
@@ -81,9 +83,10 @@ def speculative_llm(
         additional[CONFIG_KEY] = dict(rule_config)
         kwargs["additional_config"] = additional
         os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "0")  # the plugin patches the V1 runner
-    from vllm import LLM
+    from autojudge.engines.vllm_engine import create_llm
 
-    return LLM(
+    return create_llm(
+        in_process,
         model=str(target),
         dtype=dtype,
         max_model_len=max_model_len,

@@ -1,0 +1,22 @@
+"""vLLM's offline engine in the calling process (``create_llm(in_process=True)``, params ``mining.vllm.in_process``)."""
+
+import os
+
+import pytest
+import torch
+
+from autojudge.engines.vllm_engine import create_llm
+from autojudge.errors import InputError
+
+
+def test_in_process_refuses_several_devices_before_importing_vllm():
+    with pytest.raises(InputError, match="in_process needs tensor_parallel_size 1"):
+        create_llm(True, model="unused", tensor_parallel_size=2)
+
+
+@pytest.mark.slow
+def test_the_session_engine_runs_in_this_process_and_keeps_its_threads(vllm_target_engine, params):
+    assert params.mining.vllm.in_process
+    assert type(vllm_target_engine.llm.llm_engine.engine_core).__name__ == "InprocClient"
+    assert os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING") != "0"  # later engines spawn unless asked
+    assert torch.get_num_threads() == int(os.environ["OMP_NUM_THREADS"]) > 1  # not vLLM's one thread
