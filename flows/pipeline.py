@@ -113,7 +113,7 @@ def autojudge_pipeline(
     target_recall, accuracy_budget: how the judge threshold is chosen (``train.*``: ``recall`` keeps
     target_recall of the important tokens on validation, ``accuracy`` the largest threshold within
     accuracy_budget); devices: GPU ids shared out to parallel stages, one per device at a time (none: all
-    at once). Parameters left out keep what params.yaml (with the preset) says.
+    at once, sharing the worker's CPU cores). Parameters left out keep what params.yaml (with the preset) says.
     """
     root = Path(workdir).resolve()
     threshold = {

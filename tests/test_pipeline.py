@@ -1,9 +1,10 @@
 """The DVC pipeline end to end on small params: a full run, a no-op rerun, and a partial rerun.
 
 The full run is the suite's one pipeline run, the session fixture ``deployed_pipeline``
-(tests/pipeline_run.py): the toy deployment on a real Prefect server, each stage through DVC (real vLLM
-mining, real MLflow store). The tests of this module check its outputs, then run ``dvc repro`` in the
-same checkout; they run in order.
+(tests/pipeline_run.py): the toy deployment on a real Prefect server, each stage through DVC (mining on
+the transformers engine, the benchmark on real vLLM engines, a real MLflow store; mining on vLLM through
+the stage is the SmolLM2 smoke run's, conftest.smollm2_run). The tests of this module check its outputs,
+then run ``dvc`` in the same checkout; they run in order.
 """
 
 from __future__ import annotations

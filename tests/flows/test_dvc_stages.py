@@ -107,5 +107,7 @@ def test_device_waves_put_one_stage_per_device():
         [("mine@0", "0"), ("mine@1", "1")],
         [("mine@2", "0")],
     ]
-    assert device_waves(stages, None) == [[(s, {}) for s in stages]]
-    assert device_waves([], ["0"]) == []
+    # a CPU worker: one wave, the cores shared out (at least one thread each)
+    assert device_waves(stages, None, cores=16) == [[(s, {"OMP_NUM_THREADS": "5"}) for s in stages]]
+    assert device_waves(stages, None, cores=2) == [[(s, {"OMP_NUM_THREADS": "1"}) for s in stages]]
+    assert device_waves([], ["0"]) == device_waves([], None) == []

@@ -154,11 +154,18 @@ def run_stage_command(
     return True
 
 
-def device_waves(stages: list[Stage], devices: list[str] | None) -> list[list[tuple[Stage, dict[str, str]]]]:
+def device_waves(
+    stages: list[Stage], devices: list[str] | None, cores: int | None = None
+) -> list[list[tuple[Stage, dict[str, str]]]]:
     """Stages in waves run at once, each with its environment: one stage per device in a wave
-    (``CUDA_VISIBLE_DEVICES`` set to it), or all in one wave when no devices are given."""
+    (``CUDA_VISIBLE_DEVICES`` set to it), or all in one wave when no devices are given, sharing the CPU's
+    ``cores`` (default: this machine's): each stage gets ``OMP_NUM_THREADS`` = its share (at least one), so
+    that the stages' OpenMP threads do not spin on each other's cores."""
+    if not stages:
+        return []
     if not devices:
-        return [[(stage, {}) for stage in stages]] if stages else []
+        share = str(max(1, (cores or os.cpu_count() or 1) // len(stages)))
+        return [[(stage, {"OMP_NUM_THREADS": share}) for stage in stages]]
     return [
         [
             (stage, {"CUDA_VISIBLE_DEVICES": device})
