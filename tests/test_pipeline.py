@@ -134,8 +134,8 @@ def test_changing_a_relabeling_parameter_invalidates_relabel_and_what_follows_on
         changed = json.loads(dvc(workdir, "status", "--json").stdout)
         with Repo(str(workdir)) as repo:
             graph = repo.index.graph  # edges point from a stage to the stages it depends on
-            [relabel] = [stage for stage in graph if stage.addressing in changed]
-            rerun = {relabel.addressing, *(stage.addressing for stage in nx.ancestors(graph, relabel))}
+            [relabel] = [stage for stage in graph if stage.name in changed]
+            rerun = {relabel.name, *(stage.name for stage in nx.ancestors(graph, relabel))}
     finally:
         (workdir / "params.yaml").write_text(original)
     # compare@pyfunc and register@pyfunc follow too: the stages of a foreach share their dependencies

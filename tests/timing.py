@@ -1,9 +1,15 @@
-"""Where the suite's time goes: every test and fixture over its budget, listed at the end of the run.
+"""How the suite spends its time: the two workers' shares, timeouts, and what is over its time budget.
 
-A pytest plugin (loaded by conftest.py). It never fails a run: a slow machine makes everything slower,
-and CI must still pass there. It only makes a slow test visible when it is written. Budgets are seconds
-on 2 CPU cores; a fixture's time is its own setup, without the fixtures it asks for. A hung test is
-stopped by pytest-timeout instead (``timeout`` in pyproject.toml, ``HEAVY_FIXTURES`` below).
+A pytest plugin (loaded by conftest.py):
+
+* **Shares** (``make test`` runs two pytest-xdist workers, ``--dist loadgroup``): the tests that share an
+  expensive session fixture run on one worker, so that it is built once (``SHARED_FIXTURES``); every other
+  module runs whole on one worker, in its order, with its module fixtures built once.
+* **Timeouts** (pytest-timeout): a test that asks for a heavy session fixture may take that fixture's
+  limit (``HEAVY_FIXTURES``); every other test the ``timeout`` of pyproject.toml.
+* **Budgets**: every test whose call, and every fixture whose own setup (without the fixtures it asks
+  for), took longer than its budget, listed at the end of the run. It never fails a run: a slow machine
+  makes everything slower, and CI must still pass there; it makes a slow test visible when it is written.
 """
 
 from __future__ import annotations
@@ -13,13 +19,31 @@ import time
 import pytest
 
 TEST_BUDGET_SECONDS = 20.0  # a test's own call
-FIXTURE_BUDGET_SECONDS = 45.0  # a fixture's own setup (a vLLM engine start fits)
-FIXTURE_BUDGETS = {  # fixtures that are slow by design, each shared by the whole session
+FIXTURE_BUDGET_SECONDS = 45.0  # a fixture's own setup (a vLLM server start fits)
+FIXTURE_BUDGETS = {  # fixtures that are slow by design, each built once per run
     "deployed_pipeline": 480.0,  # the suite's one pipeline run (tests/pipeline_run.py)
     "smollm2_run": 150.0,  # the real checkpoint's smoke run (conftest.py)
+    "toy_target_greedy": 90.0,  # one-sequence target greedy on the whole toy test split
     "target_head_path": 90.0,  # Algorithm 1 on vLLM and a head, for the plugin's engine tests
 }
 HEAVY_FIXTURES = {"deployed_pipeline": 1800, "smollm2_run": 900}  # a test asking for one may take this long
+# worker share -> the session fixtures whose tests it takes (first match wins)
+SHARED_FIXTURES = {
+    "pipeline": ("deployed_pipeline",),
+    "smollm2": ("smollm2_run",),
+    "toy-engines": ("toy_target_greedy", "vllm_target_engine", "served_target", "vanilla_llm", "judge_llm"),
+}
+FIXTURE_SECONDS = (
+    "fixture_seconds"  # user property: (fixture, seconds) of a setup (reaches xdist's controller)
+)
+
+
+def share_of(fixturenames: list[str], module: str) -> str:
+    """The worker share of a test: the first share whose fixtures it asks for, else its module."""
+    for share, fixtures in SHARED_FIXTURES.items():
+        if any(name in fixturenames for name in fixtures):
+            return share
+    return module
 
 
 class TimingReport:
@@ -29,16 +53,13 @@ class TimingReport:
         self.calls: dict[str, float] = {}
         self.fixtures: dict[str, float] = {}
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_fixture_setup(self, fixturedef, request):
-        start = time.perf_counter()
-        yield
-        name = fixturedef.argname
-        self.fixtures[name] = max(self.fixtures.get(name, 0.0), time.perf_counter() - start)
-
     def pytest_runtest_logreport(self, report) -> None:
         if report.when == "call":
             self.calls[report.nodeid] = report.duration
+        for key, value in report.user_properties:
+            if key == FIXTURE_SECONDS:
+                name, seconds = value
+                self.fixtures[name] = max(self.fixtures.get(name, 0.0), seconds)
 
     def over_budget(self) -> list[tuple[float, float, str]]:
         """(seconds, budget, what) of every test and fixture over its budget, slowest first."""
@@ -58,15 +79,24 @@ class TimingReport:
             terminalreporter.write_line(f"{seconds:8.1f} s  (budget {budget:5.0f} s)  {what}")
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """A fixture's own setup time, kept on the test that built it (its report carries it to the controller)."""
+    start = time.perf_counter()
+    yield
+    item = request._pyfuncitem  # the test being set up (request.node is the session for session fixtures)
+    item.user_properties.append((FIXTURE_SECONDS, (fixturedef.argname, time.perf_counter() - start)))
+
+
 def pytest_configure(config) -> None:
-    config.pluginmanager.register(TimingReport(), "timing-report")
+    if not hasattr(config, "workerinput"):  # the controller (or a run without workers) reports
+        config.pluginmanager.register(TimingReport(), "timing-report")
 
 
 def pytest_collection_modifyitems(items) -> None:
-    """A test that asks for a heavy session fixture may pay for its setup: give it that fixture's timeout."""
     for item in items:
-        limits = [
-            HEAVY_FIXTURES[name] for name in getattr(item, "fixturenames", ()) if name in HEAVY_FIXTURES
-        ]
+        names = list(getattr(item, "fixturenames", ()))
+        item.add_marker(pytest.mark.xdist_group(share_of(names, item.nodeid.split("::")[0])))
+        limits = [HEAVY_FIXTURES[name] for name in names if name in HEAVY_FIXTURES]
         if limits and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(sum(limits)))
