@@ -18,6 +18,7 @@ def test_a_few_steps_train_an_adapter_that_merges_into_a_loadable_target(
         base=smollm2_target, adapter=tmp_path / "adapter.safetensors", out=tmp_path / "target",
         problems=4, rank=4, alpha=8.0, steps=2, batch_size=2, eval_splits=["test"], eval_problems=2,
         eval_every=2, eval_batch_size=2, max_response_tokens=12,
+        bf16_autocast=False,  # emulated, so slow, without AVX512-BF16; test_finetuned_target.py runs it
     )  # fmt: skip
     summary = train_target_adapter(settings, chat_template=True)
     assert [point["step"] for point in summary["curve"]] == [0, 2]

@@ -58,8 +58,10 @@ def test_an_interrupted_run_resumes_to_the_same_adapter_and_merges_into_the_targ
 
 
 def test_an_adapter_trained_on_another_base_is_refused_naming_the_entry(workdir, tiny_random_pair):
-    settings = _settings(tiny_random_pair.target_path, workdir, "one", steps=1, eval_every=1)
-    train_target_adapter(settings, chat_template=False)
+    settings = _settings(
+        tiny_random_pair.target_path, workdir, "one", steps=1, eval_every=1, bf16_autocast=True
+    )
+    train_target_adapter(settings, chat_template=False)  # the bfloat16 autocast path, on a tiny model
     elsewhere = settings.model_copy(update={"base": tiny_random_pair.draft_path})
     with pytest.raises(InputError, match=r"finetune\.other: adapter .* was trained on another base"):
         merged_target(elsewhere, "other")
