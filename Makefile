@@ -7,6 +7,11 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
+# the suite on pytest-xdist workers that share the cores; tests sharing an expensive fixture stay on one
+# worker, the longest shares start first (tests/shares.py). PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS)
+
 .PHONY: install repro test test-fast lint
 
 $(STAMP): pyproject.toml
@@ -25,10 +30,10 @@ repro: install
 	PATH="$(abspath $(BIN)):$$PATH" dvc repro
 
 test: install
-	PATH="$(abspath $(BIN)):$$PATH" python -m pytest
+	PATH="$(abspath $(BIN)):$$PATH" python -m pytest $(PYTEST_PARALLEL)
 
 test-fast: install  # the inner loop: everything but the tests marked slow (end to end, servers, whole splits)
-	PATH="$(abspath $(BIN)):$$PATH" python -m pytest -m "not slow"
+	PATH="$(abspath $(BIN)):$$PATH" python -m pytest $(PYTEST_PARALLEL) -m "not slow"
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -9,14 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
+from shares import share_the_cores
 
+share_the_cores()  # before anything imports torch: OpenMP reads its thread count once
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 
-pytest_plugins = ["timing"]  # tests/timing.py: tests and fixtures over their time budget, and their timeouts
+pytest_plugins = ["timing", "shares"]  # time budgets and timeouts; how tests are shared out to workers
 
 
 @pytest.fixture(scope="session")
@@ -51,9 +52,11 @@ def arith_task(arith_dir):
 @pytest.fixture(scope="session")
 def toy_pair(params):
     """The committed toy draft/target pair."""
+    import torch
+
     from autojudge.models.pair import load_pair
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1))
     return load_pair("toy", REPO / params.pair.draft, REPO / params.pair.target, params.pair.dtype)
 
 

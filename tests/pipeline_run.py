@@ -12,6 +12,7 @@ Every process started here is stopped here, also on failure.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -105,11 +106,19 @@ def stages_run(output: str) -> set[str]:
 
 def model_versions(workdir: Path, name: str) -> list[dict]:
     """Every registered version of ``name`` in the copy's MLflow store, with its card."""
+    return _registered_models(workdir, (workdir / "dvc.lock").stat().st_mtime_ns).get(name, [])
+
+
+@functools.cache
+def _registered_models(workdir: Path, lock_state: int) -> dict[str, list[dict]]:
+    """Every registered model's versions and cards, read in one interpreter (importing MLflow costs seconds)
+    once per state of the copy's dvc.lock (a stage that registers a version also rewrites it)."""
     code = (
         "import json, mlflow; from autojudge.tracking.store import use_tracking;"
-        "from autojudge.tracking.heads import version_card; use_tracking();"
-        f"vs = mlflow.MlflowClient().search_model_versions(\"name='{name}'\");"
-        f"print(json.dumps([dict(version=v.version, description=v.description, card=version_card('{name}', v.version)) for v in vs]))"
+        "from autojudge.tracking.heads import version_card; use_tracking(); client = mlflow.MlflowClient();"
+        "print(json.dumps({m.name: [dict(version=v.version, description=v.description,"
+        " card=version_card(m.name, v.version)) for v in client.search_model_versions(f\"name='{m.name}'\")]"
+        " for m in client.search_registered_models()}))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],

@@ -1,10 +1,6 @@
-"""How the suite spends its time: the two workers' shares, timeouts, and what is over its time budget.
+"""How the suite spends its time: timeouts, and what is over its time budget.
 
-A pytest plugin (loaded by conftest.py):
-
-* **Shares** (``make test`` runs two pytest-xdist workers, ``--dist loadgroup``): the tests that share an
-  expensive session fixture run on one worker, so that it is built once (``SHARED_FIXTURES``); every other
-  module runs whole on one worker, in its order, with its module fixtures built once.
+A pytest plugin (loaded by conftest.py; how the tests are shared out to workers: shares.py):
 * **Timeouts** (pytest-timeout): a test that asks for a heavy session fixture may take that fixture's
   limit (``HEAVY_FIXTURES``); every other test the ``timeout`` of pyproject.toml.
 * **Budgets**: every test whose call, and every fixture whose own setup (without the fixtures it asks
@@ -27,23 +23,9 @@ FIXTURE_BUDGETS = {  # fixtures that are slow by design, each built once per run
     "target_head_path": 90.0,  # Algorithm 1 on vLLM and a head, for the plugin's engine tests
 }
 HEAVY_FIXTURES = {"deployed_pipeline": 1800, "smollm2_run": 900}  # a test asking for one may take this long
-# worker share -> the session fixtures whose tests it takes (first match wins)
-SHARED_FIXTURES = {
-    "pipeline": ("deployed_pipeline",),
-    "smollm2": ("smollm2_run",),
-    "toy-engines": ("toy_target_greedy", "vllm_target_engine", "served_target", "vanilla_llm", "judge_llm"),
-}
 FIXTURE_SECONDS = (
     "fixture_seconds"  # user property: (fixture, seconds) of a setup (reaches xdist's controller)
 )
-
-
-def share_of(fixturenames: list[str], module: str) -> str:
-    """The worker share of a test: the first share whose fixtures it asks for, else its module."""
-    for share, fixtures in SHARED_FIXTURES.items():
-        if any(name in fixturenames for name in fixtures):
-            return share
-    return module
 
 
 class TimingReport:
@@ -96,7 +78,6 @@ def pytest_configure(config) -> None:
 def pytest_collection_modifyitems(items) -> None:
     for item in items:
         names = list(getattr(item, "fixturenames", ()))
-        item.add_marker(pytest.mark.xdist_group(share_of(names, item.nodeid.split("::")[0])))
         limits = [HEAVY_FIXTURES[name] for name in names if name in HEAVY_FIXTURES]
         if limits and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(sum(limits)))

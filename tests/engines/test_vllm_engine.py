@@ -19,4 +19,10 @@ def test_the_session_engine_runs_in_this_process_and_keeps_its_threads(vllm_targ
     assert params.mining.vllm.in_process
     assert type(vllm_target_engine.llm.llm_engine.engine_core).__name__ == "InprocClient"
     assert os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING") != "0"  # later engines spawn unless asked
-    assert torch.get_num_threads() == int(os.environ["OMP_NUM_THREADS"]) > 1  # not vLLM's one thread
+    # this process's share of the cores (all of them, or a worker's share: tests/shares.py), which vLLM
+    # in the process would otherwise have dropped to one thread
+    assert (
+        torch.get_num_threads()
+        == int(os.environ["OMP_NUM_THREADS"])
+        == max(1, len(os.sched_getaffinity(0)) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", 1)))
+    )

@@ -23,27 +23,39 @@ def sampler():
     from vllm.v1.sample import rejection_sampler as module
 
     CpuPlatform.register_triton_kernel_overrides()  # as a CPU worker does: the kernels' torch versions
-    patch_expand_batch_to_tokens()
+    patch_expand_batch_to_tokens("cpu")
     patch_rejection_sample()
     return module, module.rejection_sample._autojudge_original
 
 
 def test_the_cpu_builds_broken_expand_batch_to_tokens_is_replaced():
     """vLLM 0.32's CPU override writes per-token temperatures into an int64 copy, returning uninitialised
-    memory; the judge runner installs the torch version where the check finds it wrong."""
+    memory; the judge runner on the CPU installs the torch version. Fails once vLLM's own is right (then
+    the workaround can go)."""
     from vllm.platforms.cpu import CpuPlatform
     from vllm.v1.sample import rejection_sampler as module
 
     CpuPlatform.register_triton_kernel_overrides()
     temperature, cu = torch.tensor([0.0, 0.7, 1.3]), torch.tensor([2, 5, 6], dtype=torch.int32)
     expected = torch.tensor([1.0, 1.0, 0.7, 0.7, 0.7, 1.3])
-    was_right = torch.equal(
-        module.expand_batch_to_tokens(temperature, cu, 6, replace_from=0, replace_to=1), expected
-    )
-    assert patch_expand_batch_to_tokens() or was_right  # replaced where it was wrong
+    assert patch_expand_batch_to_tokens("cpu")
+    stock = module.expand_batch_to_tokens._autojudge_original
+    assert not torch.equal(stock(temperature, cu, 6, replace_from=0, replace_to=1), expected)
     assert torch.equal(
         module.expand_batch_to_tokens(temperature, cu, 6, replace_from=0, replace_to=1), expected
     )
+
+
+def test_on_another_device_the_workaround_leaves_vllms_kernel_alone(monkeypatch):
+    """On CUDA the function is a Triton kernel: a probe with CPU tensors would crash the engine's start."""
+    from vllm.v1.sample import rejection_sampler as module
+
+    def kernel(*args, **kwargs):
+        raise AssertionError("probed on a device where it does not apply")
+
+    monkeypatch.setattr(module, "expand_batch_to_tokens", kernel)
+    assert not patch_expand_batch_to_tokens(torch.device("cuda", 0))
+    assert module.expand_batch_to_tokens is kernel
 
 
 def _batch(forbid: bool = False) -> dict:

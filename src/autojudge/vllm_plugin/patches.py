@@ -24,8 +24,9 @@ vLLM offers no seam there:
   broken): on the CPU build of vLLM 0.32 its kernel override casts the output to int64 and writes into
   that copy, so per-token temperatures, top-p and top-k are uninitialised memory and every sampled
   request under speculative decoding samples at random temperatures (greedy requests in the same batch
-  get garbage logits). The judge runner checks the function on a small input and, if it is wrong,
-  replaces it with its torch equivalent (``tests/vllm_plugin/test_sampled_verification.py``).
+  get garbage logits). A judge runner on the CPU checks the function on a small input and, if it is
+  wrong, replaces it with its torch equivalent; on other devices it leaves vLLM's kernel alone
+  (``tests/vllm_plugin/test_sampled_verification.py``).
 """
 
 from __future__ import annotations
@@ -236,12 +237,15 @@ def _expand_batch_to_tokens(
     return torch.where(expanded == replace_from, torch.full_like(expanded, replace_to), expanded)
 
 
-def patch_expand_batch_to_tokens() -> bool:
+def patch_expand_batch_to_tokens(device: Any) -> bool:
     """Replace vLLM's ``expand_batch_to_tokens`` where it gives wrong values for float tensors (vLLM 0.32's
-    CPU build); True if it was replaced."""
+    CPU build, vllm-project/vllm issue 55005); True if it was replaced. Only a runner on ``device`` "cpu" is
+    checked: elsewhere the function is a Triton kernel, which a CPU probe would crash."""
     import torch
     from vllm.v1.sample import rejection_sampler as module
 
+    if torch.device(device).type != "cpu":
+        return False
     if _is_patched(module.expand_batch_to_tokens):
         return True
     probe = torch.tensor([0.0, 0.5, 2.0]), torch.tensor([1, 3, 4], dtype=torch.int32)

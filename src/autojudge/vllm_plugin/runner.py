@@ -324,7 +324,7 @@ def adopt_runner(runner: Any) -> Any:
         )
     state = _runner_state(runner)
     if state is not None:
-        patch_expand_batch_to_tokens()
+        patch_expand_batch_to_tokens(runner.device)
         patch_rejection_sample()
     runner.__class__ = judge_runner_class(type(runner))
     runner._autojudge = state
