@@ -17,6 +17,22 @@ def test_jobs_share_an_engine_per_head_and_window(params):
     assert job_of(Setting("target"), compare) == Job("target")
 
 
+def test_the_evaluation_engine_gets_the_benchmarks_engine_arguments(params, monkeypatch):
+    """tensor_parallel_size and engine_kwargs reach every evaluation engine, as they reach the benchmark's."""
+    from autojudge.engines import vllm_engine
+    from autojudge.evaluation import vllm_sweep
+
+    started = []
+    monkeypatch.setattr(vllm_engine, "create_llm", lambda in_process, **kwargs: started.append(kwargs))
+    vllm = params.mining.vllm.model_copy(update={"tensor_parallel_size": 4, "in_process": False})
+    on_four = params.model_copy(update={"mining": params.mining.model_copy(update={"vllm": vllm})})
+    vllm_sweep._llm(on_four, Job("target"), None)
+    vllm_sweep._llm(on_four, job_of(Setting("exact", 8), params.compare), {"rule": "exact"})
+    assert [kwargs["tensor_parallel_size"] for kwargs in started] == [4, 4]
+    for kwargs in started:
+        assert kwargs.items() >= vllm.engine_kwargs.items()
+
+
 @pytest.mark.slow
 def test_exact_sd_on_vllm_is_target_greedy_and_a_lossy_rule_accepts_more(
     params, toy_pair, arith_task, arith_dir, toy_target_greedy

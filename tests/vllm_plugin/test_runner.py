@@ -105,6 +105,24 @@ def test_a_v2_runner_is_refused_by_the_judge_worker():
     assert engine_problems(v1) == []
 
 
+def test_drafts_sampled_from_the_drafter_are_refused():
+    """The rules and the plugin's sampled path are written and tested for greedy drafts (draft_probs None);
+    vLLM's probabilistic drafting would hand them drafter probabilities no test covers."""
+    from autojudge.vllm_plugin.compat import engine_problems
+
+    for method, refused in [("greedy", False), ("probabilistic", True)]:
+        speculative = SimpleNamespace(rejection_sample_method="standard", draft_sample_method=method)
+        problems = engine_problems(SimpleNamespace(use_v2_model_runner=False, speculative_config=speculative))
+        assert problems == (
+            [
+                "draft_sample_method is 'probabilistic': the plugin verifies greedy drafts only "
+                "(set draft_sample_method 'greedy', vLLM's default)"
+            ]
+            if refused
+            else []
+        )
+
+
 def test_a_step_where_every_request_verifies_exactly_is_left_to_vllm():
     exact = SimpleNamespace(extra_args={"autojudge_rule": "exact"})
     state = _state(drafted={"a", "b", "c"})

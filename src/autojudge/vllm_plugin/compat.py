@@ -208,8 +208,14 @@ def engine_problems(vllm_config: Any) -> list[str]:
     spec = vllm_config.speculative_config
     if spec is None:
         problems.append("speculative decoding is off (no speculative_config)")
-    elif spec.rejection_sample_method != "standard":
-        problems.append(f"rejection_sample_method is {spec.rejection_sample_method!r}, not 'standard'")
+    else:
+        if spec.rejection_sample_method != "standard":
+            problems.append(f"rejection_sample_method is {spec.rejection_sample_method!r}, not 'standard'")
+        if getattr(spec, "draft_sample_method", "greedy") != "greedy":
+            problems.append(
+                f"draft_sample_method is {spec.draft_sample_method!r}: the plugin verifies greedy drafts "
+                "only (set draft_sample_method 'greedy', vLLM's default)"
+            )
     return problems
 
 

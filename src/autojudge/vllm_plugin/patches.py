@@ -175,6 +175,7 @@ def patch_rejection_sample() -> None:
     from vllm.v1.sample import rejection_sampler as module
 
     from autojudge.rules.acceptance import Window
+    from autojudge.vllm_plugin.runner import UnhookedVerificationError
     from autojudge.vllm_plugin.step import ACTIVE
     from autojudge.vllm_plugin.verify import accepted_rows, greedy_verify, request_of_row
 
@@ -213,11 +214,22 @@ def patch_rejection_sample() -> None:
         ours = None  # before vLLM's kernels run: they may write into their inputs
         if not metadata.all_random:
             ours = greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accepted)
-        module.generate_uniform_probs = lambda *_, **__: forced
+        handed: list[bool] = []
+
+        def hand_forced(*_: Any, **__: Any) -> torch.Tensor:
+            handed.append(True)
+            return forced
+
+        module.generate_uniform_probs = hand_forced
         try:
             theirs = original(*args, **kwargs)
         finally:
             module.generate_uniform_probs = draw_uniforms
+        if not handed:
+            raise UnhookedVerificationError(
+                "autojudge: vLLM's rejection_sample verified sampled requests without drawing its uniforms "
+                f"through {REJECTION_SAMPLER_MODULE}.generate_uniform_probs; the rule's acceptances were lost"
+            )
         if ours is None:
             return theirs
         return torch.where((metadata.temperature == module.GREEDY_TEMPERATURE).unsqueeze(1), ours, theirs)
