@@ -58,6 +58,27 @@ def test_requests_with_their_own_rule_get_their_rows():
     assert context.rule_of_row.tolist() == [0, 0, 1]
 
 
+@pytest.mark.parametrize(("drafted", "raises"), [({"a", "b"}, True), ({"a"}, False)])
+def test_a_rule_reading_drafter_logits_stops_a_step_the_drafter_kept_none_for(drafted, raises):
+    """Missing logits for drafts the drafter made this step mean a changed proposer: the step raises
+    instead of verifying losslessly; zero-filled placeholders (drafter skipped) keep the native decision."""
+    plain = SimpleNamespace(extra_args=None)
+    runner = _runner(["a", "b"], {"a": plain, "b": plain})
+    state = RunnerState(
+        config=PluginConfig("fsd-tv", threshold=0.5),
+        head=None,
+        num_speculative_tokens=4,
+        capture_draft_logits=True,
+    )
+    state.drafted, state.pending_hidden = drafted, torch.zeros(16, 3)
+    metadata = _metadata([2, 1], [1, 2, 3])
+    if raises:
+        with pytest.raises(UnhookedVerificationError, match="rule fsd-tv reads the drafter's logits"):
+            state.step_context(runner, metadata)
+    else:
+        assert state.step_context(runner, metadata).draft_logits is None
+
+
 class _SilentBase:
     """A vLLM runner whose sampling step verifies without calling the patched rejection_sample."""
 

@@ -112,6 +112,12 @@ class RunnerState:
         draft_logits = None
         if self.capture_draft_logits:
             draft_logits = self.take_draft_logits(list(runner.input_batch.req_ids), metadata.num_draft_tokens)
+            readers = [rule.name for rule in rules if rule.reads_draft_logits]
+            if draft_logits is None and readers and all(real):  # every draft is the drafter's own
+                raise UnhookedVerificationError(
+                    f"autojudge: rule {readers[0]} reads the drafter's logits, but the drafter kept none for "
+                    "this step's drafts (this vLLM's proposer no longer samples through _greedy_sample)"
+                )
         return StepContext(
             rules,
             rule_of_row,
