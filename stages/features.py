@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from autojudge.features.hidden_states import FeatureSpec, extract_features
+from autojudge.features.hidden_states import extract_features
+from autojudge.features.spec import FeatureSpec
 from autojudge.features.store import write_features
 from autojudge.mining.dataset import COLUMNS, problems_from_rows, read_parquet
 from autojudge.models.runtime import pair_from

@@ -31,7 +31,7 @@ def test_speed_table_has_one_row_per_setting_with_batch_sizes_and_runner(fake_re
 
 
 def test_card_shows_speed_and_energy_tables_even_without_gpu(params, fake_report) -> None:
-    from autojudge.features.hidden_states import FeatureSpec
+    from autojudge.features.spec import FeatureSpec
     from autojudge.heads.artifact import JudgeHead
     from autojudge.registry.card import build_card, card_markdown
 

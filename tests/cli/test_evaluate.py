@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.models.pair import load_tokenizer, tokenizer_hash
 

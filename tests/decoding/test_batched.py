@@ -6,7 +6,7 @@ from helpers import rule
 
 from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.decoding.factory import draft_only, speculative, target_only
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.models.prompts import encode_prompt
 from autojudge.rules.acceptance import ExactMatch, JudgeRule, TopK

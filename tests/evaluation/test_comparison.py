@@ -16,7 +16,7 @@ from autojudge.evaluation.comparison import (
 )
 from autojudge.evaluation.scoring import EvalSummary
 from autojudge.evaluation.sweep import ProblemFigures, Setting
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 
 

@@ -13,7 +13,7 @@ from autojudge.errors import InputError
 from autojudge.evaluation.intervals import load_stored, recompute
 from autojudge.evaluation.scoring import EvalSummary
 from autojudge.evaluation.sweep import ProblemFigures, Setting, figure_columns, figures_from_columns
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.io import write_json
 

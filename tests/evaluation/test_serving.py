@@ -10,7 +10,7 @@ from helpers import cpu_server_arguments, post_completion, vllm_server
 from pipeline_run import MODEL_NAMES, model_versions
 
 from autojudge.evaluation.serving import head_locations, markdown, recommendations, served_heads
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.models.prompts import encode_prompt
 from autojudge.models.runtime import pair_from

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 import torch
 
-from autojudge.features.hidden_states import FeatureSpec, extract_features, plan_sequences
+from autojudge.features.hidden_states import extract_features, plan_sequences
+from autojudge.features.spec import FeatureSpec
 from autojudge.mining.search import MinedProblem, Mismatch
 
 

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from autojudge.errors import InputError, ModelPairError
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead, load_head
 
 

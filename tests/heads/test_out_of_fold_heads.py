@@ -14,7 +14,8 @@ from helpers import write_params
 
 from autojudge.errors import InputError
 from autojudge.evaluation.sweep import Setting, run_settings
-from autojudge.features.hidden_states import FeatureSpec, MismatchRow
+from autojudge.features.hidden_states import MismatchRow
+from autojudge.features.spec import FeatureSpec
 from autojudge.features.store import write_features
 from autojudge.heads.artifact import JudgeHead, load_head
 from autojudge.heads.out_of_fold import (

@@ -11,7 +11,8 @@ from gguf import GGUFReader
 from gguf.quants import dequantize
 
 from autojudge.errors import InputError, ModelPairError
-from autojudge.features.hidden_states import FeatureSpec, extract_features
+from autojudge.features.hidden_states import extract_features
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.mining.search import MinedProblem, Mismatch
 from autojudge.models.gguf import packaged_gguf

@@ -15,7 +15,7 @@ from helpers import free_port, server_process
 from mlflow.exceptions import MlflowException
 
 from autojudge.errors import InputError
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.registry.promotion import register_version
 from autojudge.registry.pyfunc import FeatureInputError, feature_names, feature_rows

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autojudge.errors import InputError
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.rules.acceptance import ExactMatch, JudgeRule, TopK
 from autojudge.rules.build import build_rule

@@ -49,7 +49,8 @@ class SpeculativeTarget:
 
 def train_target_head(pair, task, params, llm, directory: Path) -> Path:
     """Mine ``MINED_PROBLEMS`` train problems, fit a head on target features, return its file."""
-    from autojudge.features.hidden_states import FeatureSpec, extract_features
+    from autojudge.features.hidden_states import extract_features
+    from autojudge.features.spec import FeatureSpec
     from autojudge.heads.artifact import JudgeHead
     from autojudge.heads.training import fit_head
     from autojudge.mining.search import ImportantTokenSearch, MiningProblem

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autojudge.errors import InputError, ModelPairError
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.models.pair import load_tokenizer, tokenizer_hash
 from autojudge.vllm_plugin.config import PluginConfig, parse_config, request_config, resolve_config

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from autojudge.errors import InputError
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead, load_head
 from autojudge.registry.promotion import register_version
 from autojudge.registry.runs import log_model_and_card, log_training_run

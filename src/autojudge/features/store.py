@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from autojudge.errors import InputError
-from autojudge.features.hidden_states import FeatureSpec, MismatchRow
+from autojudge.features.hidden_states import MismatchRow
+from autojudge.features.spec import FeatureSpec
 from autojudge.io import read_json, write_json
 from autojudge.mining.dataset import read_parquet, write_parquet
 

@@ -16,7 +16,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from autojudge.errors import InputError, ModelPairError
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 
 FORMAT_VERSION = 1
 HEAD_FILE = "head.safetensors"

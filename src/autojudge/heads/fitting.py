@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from autojudge.features.hidden_states import FeatureSpec
+from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.heads.out_of_fold import FOLDS_DIR, fit_fold_heads
 from autojudge.heads.training import HeadFit, fit_head

@@ -14,7 +14,8 @@ import numpy as np
 
 from autojudge.engines.base import GenerationEngine
 from autojudge.errors import InputError
-from autojudge.features.hidden_states import FeatureSpec, extract_features
+from autojudge.features.hidden_states import extract_features
+from autojudge.features.spec import FeatureSpec
 from autojudge.features.store import write_features
 from autojudge.mining.dataset import problems_from_rows
 from autojudge.mining.run import mining_problems

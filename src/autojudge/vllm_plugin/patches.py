@@ -254,10 +254,11 @@ def patch_expand_batch_to_tokens(device: Any) -> bool:
     CPU build, vllm-project/vllm issue 55005); True if it was replaced. Only a runner on ``device`` "cpu" is
     checked: elsewhere the function is a Triton kernel, which a CPU probe would crash."""
     import torch
-    from vllm.v1.sample import rejection_sampler as module
 
     if torch.device(device).type != "cpu":
         return False
+    from vllm.v1.sample import rejection_sampler as module
+
     if _is_patched(module.expand_batch_to_tokens):
         return True
     probe = torch.tensor([0.0, 0.5, 2.0]), torch.tensor([1, 3, 4], dtype=torch.int32)
