@@ -24,9 +24,25 @@ def use_tracking(store: Path = LOCAL_STORE) -> str:
     uri = tracking_uri(store)
     if uri.startswith("sqlite:///"):
         store.mkdir(parents=True, exist_ok=True)
+        _create_once(uri, store)
     mlflow.set_tracking_uri(uri)
     mlflow.set_registry_uri(uri)
     return uri
+
+
+def _create_once(uri: str, store: Path) -> None:
+    """Create (or migrate) a SQLite store while holding a lock on ``store``: stages that run in parallel
+    (train@arith and train@pyfunc) would otherwise both run MLflow's migrations on a new database, and one
+    fails ("table _alembic_tmp_experiments already exists")."""
+    import fcntl
+
+    from mlflow import MlflowClient
+
+    with (store / ".create.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        client = MlflowClient(tracking_uri=uri, registry_uri=uri)
+        client.search_experiments(max_results=1)
+        client.search_registered_models(max_results=1)
 
 
 def experiment(name: str, store: Path = LOCAL_STORE) -> str:
