@@ -1,7 +1,9 @@
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,13 +25,28 @@ def fallback() -> Sandbox:
     return Sandbox(LIMITS, namespaces=False)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def own_temporary_directory():
+    """This module's sandboxed runs work under a directory of its own, so that another process's runs (a
+    pytest-xdist worker mining code meanwhile) are not taken for this module's leftovers. It sits in the
+    system's temporary directory: the sandbox user must be able to pass through every directory above."""
+    previous, own = tempfile.tempdir, tempfile.mkdtemp(prefix="autojudge-sandbox-tests-")
+    Path(own).chmod(0o711)
+    tempfile.tempdir = own
+    yield
+    tempfile.tempdir = previous
+    shutil.rmtree(own, ignore_errors=True)
+
+
 def _sandbox_processes() -> list[int]:
-    """Processes of any sandboxed run still alive (the harness's command line names its working directory)."""
+    """Processes of this module's sandboxed runs still alive (the harness's command line names its
+    working directory, under this module's temporary directory)."""
+    marker = f"{tempfile.gettempdir()}/autojudge-sandbox-".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if b"autojudge-sandbox-" in (entry / "cmdline").read_bytes():
+                if marker in (entry / "cmdline").read_bytes():
                     found.append(int(entry.name))
             except OSError:
                 pass
