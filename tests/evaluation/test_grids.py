@@ -32,9 +32,12 @@ def test_scores_order_mismatches_as_each_rule_accepts_them():
     target = torch.log(torch.tensor([[0.5, 0.3, 0.2], [0.98, 0.01, 0.01]]))
     draft = torch.log(torch.tensor([[0.3, 0.5, 0.2], [0.01, 0.98, 0.01]]))
     mismatches = Mismatches(torch.tensor([1, 1]), target, draft, [])
-    assert scores("topk", mismatches, 0.9, 3).tolist() == [2.0, 2.0]
-    kl_mask = scores("kl-mask", mismatches, 0.9, 3)
+    assert scores("topk", mismatches, 0.9, 3, 8).tolist() == [2.0, 2.0]
+    kl_mask = scores("kl-mask", mismatches, 0.9, 3, 8)
     assert math.isfinite(kl_mask[0]) and kl_mask[1] == math.inf  # top-1 p 0.98 > 0.9: never accepted
-    tv = scores("fsd-tv", mismatches, 0.9, 3)
+    tv = scores("fsd-tv", mismatches, 0.9, 3, 8)
     assert tv[0] == tv[0].clamp(0.19, 0.21) and tv[1] > 0.9
-    assert scores("target-entropy", mismatches, 0.9, 3)[0] < scores("target-entropy", mismatches, 0.9, 3)[1]
+    assert (
+        scores("target-entropy", mismatches, 0.9, 3, 8)[0]
+        < scores("target-entropy", mismatches, 0.9, 3, 8)[1]
+    )

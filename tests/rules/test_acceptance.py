@@ -1,6 +1,7 @@
 import torch
 
-from autojudge.rules.acceptance import ExactMatch, TopK, Window, accepted_count
+from autojudge.rules.acceptance import ExactMatch, TopK, Window
+from autojudge.rules.verification import accepted_count
 
 
 def _window(draft_tokens, target_logits):

@@ -7,9 +7,10 @@ import torch
 from helpers import rule
 
 from autojudge.errors import InputError
-from autojudge.rules.acceptance import Window, accepted_count
+from autojudge.rules.acceptance import Window
 from autojudge.rules.config import RuleConfig, fly_window
 from autojudge.rules.fly import FlyRule, fly_acceptance_probability, fly_deferrals, top_k_entropy
+from autojudge.rules.verification import accepted_count
 
 V = 5
 UNSURE = [0.0, 0.0, 0.0, -9.0, -9.0]  # three tokens about equally likely: top-3 entropy ~ ln 3

@@ -7,8 +7,9 @@ from helpers import rule
 from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.errors import InputError
 from autojudge.models.prompts import encode_prompt
-from autojudge.rules.acceptance import Window, accepted_count
+from autojudge.rules.acceptance import Window
 from autojudge.rules.training_free import EntropyRule, FuzzyRule, KLMaskRule
+from autojudge.rules.verification import accepted_count
 
 
 def window(target_probs: list[list[float]], draft_probs: list[list[float]]) -> Window:

@@ -44,7 +44,7 @@ def test_only_drafts_the_drafter_produced_may_be_accepted_lossily():
     # a: 2 drafts, b: 3 drafts (drafted last step); c: 2 zero-filled placeholders (drafter skipped)
     metadata = _metadata([2, 3, 2], [5, 6, 7, 8, 9, 0, 0])
     context = _state(drafted={"a", "b"}).step_context(runner, metadata)
-    assert context.lossy_allowed.tolist() == [True, True, True, True, True, False, False]
+    assert context.drafted.tolist() == [True, True, True, True, True, False, False]
     assert len(context.rules) == 1 and isinstance(context.rules[0], TopK)
     assert context.target_hidden.shape == (7, 3)
 

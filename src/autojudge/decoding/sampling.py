@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 import torch
 
 from autojudge.errors import InputError
-from autojudge.rules.acceptance import AcceptanceRule, Window, accepted_count
+from autojudge.rules.acceptance import AcceptanceRule, Window
+from autojudge.rules.verification import accepted_count, standard_test, tempered_draft_logits
 
 
 @dataclass(frozen=True)
@@ -94,14 +95,14 @@ def verify(
     accepted, mismatches, shifts = 0, 0, [0.0] * len(observed)
     draft = torch.tensor(draft_tokens, dtype=torch.long, device=scores.device)
     if count:
-        native = None
-        if probs is not None:
+        native, target_prob = None, None
+        if probs is not None:  # the uniforms as vLLM draws a seeded request's: one per draft, float64
             uniform = torch.rand(count, generator=generator, dtype=torch.float64).to(scores.device)
-            native = probs[:count].gather(-1, draft.unsqueeze(-1)).squeeze(-1).double() >= uniform
-        if draft_logits is not None and sampling is not None:
-            draft_logits = draft_logits / sampling.temperature  # the divergence rules compare like with like
+            native, target_prob = standard_test(draft, probs[:count], uniform)
+            temperature = torch.full((count,), sampling.temperature, device=scores.device)
+            draft_logits = tempered_draft_logits(draft_logits, temperature)
         window = Window(draft, scores[:count], draft_logits, target_hidden, draft_hidden, native=native)
-        accepted, mismatches = accepted_count(rule, window)
+        accepted, mismatches = accepted_count(rule, window, target_prob)
         if observed:
             shifts = _shifts(observed, window, probs, accepted)
     if probs is None:

@@ -29,9 +29,9 @@ from autojudge.models.prompts import encode_prompt
 from autojudge.models.runtime import pair_from, task_from
 from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.params import Params
-from autojudge.rules.config import FSD_PUBLISHED, THRESHOLD_BOUNDS
-from autojudge.rules.divergence import DIVERGENCES, entropy, kl_divergence, top1_probability
-from autojudge.rules.fly import top_k_entropy
+from autojudge.rules.acceptance import Window
+from autojudge.rules.build import build_rule
+from autojudge.rules.config import FSD_PUBLISHED, THRESHOLD_BOUNDS, RuleConfig
 
 
 @dataclass(frozen=True)
@@ -67,23 +67,23 @@ def validation_mismatches(
     return Mismatches(torch.cat(tokens), torch.cat(target_logits), torch.cat(draft_logits), problems)
 
 
-def scores(method: str, mismatches: Mismatches, confidence: float, fly_top_k: int) -> torch.Tensor:
-    """[M] scores oriented so that a method accepts a mismatch iff its score < threshold (entropy rules:
-    negated entropy; top-K: the draft token's rank, accepted iff rank < K + 1; masked rows: +inf)."""
-    target, draft = mismatches.target_logits, mismatches.draft_logits
-    if method.startswith("fsd-"):
-        return DIVERGENCES[method.removeprefix("fsd-").removesuffix("-published")](target, draft)
-    if method == "kl-mask":
-        score = kl_divergence(target, draft)
-        return torch.where(top1_probability(target) > confidence, torch.full_like(score, math.inf), score)
-    if method in ("target-entropy", "draft-entropy"):
-        return -entropy(target if method == "target-entropy" else draft)
-    if method == "fly":
-        return -top_k_entropy(target, fly_top_k)
-    if method == "topk":
-        chosen = target.gather(1, mismatches.draft_tokens.long().unsqueeze(1))
-        return (target > chosen).sum(dim=-1).float() + 1  # rank, 1 = the target's top token
-    raise ValueError(f"no score for {method!r}")
+def scores(
+    method: str, mismatches: Mismatches, confidence: float, fly_top_k: int, window: int
+) -> torch.Tensor:
+    """[M] the score the rule ``method`` thresholds (``AcceptanceRule.score``) at each mismatch: a method
+    accepts a mismatch iff its score < its threshold (entropy rules: negated entropy; top-K: the draft
+    token's rank, accepted iff rank < K + 1; masked rows: +inf)."""
+    config = RuleConfig(
+        method,
+        threshold=None if method == "topk" else 0.0,
+        top_k=1 if method == "topk" else None,
+        confidence=confidence,
+        fly_entropy_top_k=fly_top_k,
+    )
+    rule = build_rule(config, window)
+    tokens = mismatches.draft_tokens
+    hidden = torch.empty(len(tokens), 0)  # no threshold rule reads hidden states
+    return rule.score(Window(tokens, mismatches.target_logits, mismatches.draft_logits, hidden))
 
 
 def head_scores(head: JudgeHead, pair: ModelPair, mismatches: Mismatches, batch_size: int) -> torch.Tensor:
@@ -150,6 +150,8 @@ def candidate_grid(params: Params, heads: dict[str, JudgeHead]) -> list[Setting]
         grid += rate_settings(method, head_probabilities, compare.rates, compare.window)
     for method in compare.methods:
         base = method.removesuffix("-published") if method in FSD_PUBLISHED else method
-        method_scores = scores(base, mismatches, compare.confidence, compare.fly_entropy_top_k)
+        method_scores = scores(
+            base, mismatches, compare.confidence, compare.fly_entropy_top_k, compare.window
+        )
         grid += rate_settings(method, method_scores, compare.rates, compare.window)
     return grid

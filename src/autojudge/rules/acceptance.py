@@ -6,7 +6,8 @@ rejects a mismatch (draft != target argmax); sampled verification rejects where 
 fails (u > p(x) for a greedy draft; ``Window.native``). Natively accepted tokens stay accepted
 (in greedy decoding, unless the rule decides them too, ``keeps_matches`` False); a token the target
 cannot emit (p(x) = 0: a -inf processed logit) is never accepted; verification stops at the first
-position that is not accepted.
+position that is not accepted. The decision itself is ``rules.verification``, one implementation for the
+reference engines and the vLLM plugin.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ class Window:
     cu_num_draft_tokens: torch.Tensor | None = None
     # [W] bool: the standard test's verdict under sampling (u <= p(x)); None: greedy (draft == argmax)
     native: torch.Tensor | None = None
+    # [W] bool: which rows are sampled (a batch mixing greedy and sampled requests); None: every row is
+    # sampled if ``native`` is given, none otherwise
+    sampled: torch.Tensor | None = None
 
     @property
     def target_tokens(self) -> torch.Tensor:
@@ -43,6 +47,12 @@ class Window:
         if self.native is not None:
             return self.native & (self.draft_tokens >= 0)
         return self.draft_tokens.long() == self.target_tokens
+
+    def sampled_rows(self) -> torch.Tensor:
+        """[W] bool: rows verified by the standard test of speculative sampling."""
+        if self.sampled is not None:
+            return self.sampled
+        return torch.full_like(self.draft_tokens, self.native is not None, dtype=torch.bool)
 
     @property
     def allowed(self) -> torch.Tensor:
@@ -65,6 +75,11 @@ class AcceptanceRule(ABC):
         """[W] bool: accept position i even if the draft token differs from the target's choice (with
         ``keeps_matches`` False: whether to accept position i at all)."""
 
+    def score(self, window: Window) -> torch.Tensor:
+        """[W] the score the rule thresholds, oriented so that lower scores are accepted first (the
+        comparison's grids place their thresholds on it, ``evaluation.grids``)."""
+        raise NotImplementedError(f"rule {self.name} accepts by no score")
+
     def acceptance_probability(self, window: Window) -> torch.Tensor:
         """[W] float: the probability that the rule accepts position i if lossless verification rejects
         it (a deterministic rule: 0 or 1; the distribution shift it causes is measured with it)."""
@@ -72,23 +87,6 @@ class AcceptanceRule(ABC):
 
     def describe(self) -> str:
         return self.name
-
-
-def accepted_positions(rule: AcceptanceRule, window: Window) -> torch.Tensor:
-    """[W] bool: the positions verification accepts (it stops at the first False)."""
-    native = window.natively_accepted
-    decided = rule.accept_mismatch(window) & window.allowed
-    if window.native is not None or rule.keeps_matches:
-        return native | decided
-    return decided
-
-
-def accepted_count(rule: AcceptanceRule, window: Window) -> tuple[int, int]:
-    """Leading positions verification accepts, and how many of them lossless verification rejects."""
-    accepted = accepted_positions(rule, window)
-    rejected = torch.nonzero(~accepted)
-    count = int(rejected[0, 0]) if len(rejected) else len(accepted)
-    return count, int((~window.natively_accepted[:count]).sum())
 
 
 class ExactMatch(AcceptanceRule):
@@ -110,10 +108,13 @@ class TopK(AcceptanceRule):
             raise ValueError(f"top-K needs k >= 1, got {k}")
         self.k = k
 
+    def score(self, window: Window) -> torch.Tensor:
+        """The draft token's rank among the target's logits (1: its top token; ties share the best rank)."""
+        chosen = window.target_logits.gather(-1, window.draft_tokens.long().clamp(min=0).unsqueeze(-1))
+        return (window.target_logits > chosen).sum(dim=-1).float() + 1
+
     def accept_mismatch(self, window: Window) -> torch.Tensor:
-        k = min(self.k, window.target_logits.shape[-1])
-        top = window.target_logits.topk(k, dim=-1).indices
-        return (top == window.draft_tokens.unsqueeze(-1)).any(dim=-1)
+        return self.score(window) < self.k + 1
 
     def describe(self) -> str:
         return f"topk(k={self.k})"
@@ -129,9 +130,12 @@ class JudgeRule(AcceptanceRule):
         self.threshold = head.threshold if threshold is None else threshold
         self.needs_draft_hidden = head.features.source != "target"
 
+    def score(self, window: Window) -> torch.Tensor:
+        """The head's p(important)."""
+        return self.head.probability(self.head.features.combine(window.target_hidden, window.draft_hidden))
+
     def accept_mismatch(self, window: Window) -> torch.Tensor:
-        features = self.head.features.combine(window.target_hidden, window.draft_hidden)
-        return self.head.probability(features) < self.threshold
+        return self.score(window) < self.threshold
 
     def describe(self) -> str:
         return f"judge(threshold={self.threshold:.4g})"

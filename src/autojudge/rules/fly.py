@@ -114,6 +114,10 @@ class FlyRule(AcceptanceRule):
         self.window_size = window_size
         self.entropy_top_k = entropy_top_k
 
+    def score(self, window: Window) -> torch.Tensor:
+        """The negated top-K entropy of the target, the gate FLy thresholds (its deferral comes after)."""
+        return -top_k_entropy(window.target_logits, self.entropy_top_k)
+
     def accept_mismatch(self, window: Window) -> torch.Tensor:
         return fly_deferrals(window, self.window_size, self.entropy_threshold, self.entropy_top_k)
 

@@ -6,6 +6,8 @@ mine or train; the comparison stage weighs them against the trained judge heads.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from autojudge.errors import InputError
@@ -33,8 +35,11 @@ class FuzzyRule(AcceptanceRule):
         self.keeps_matches = not published
         self.name = f"fsd-{divergence}" + ("-published" if published else "")
 
+    def score(self, window: Window) -> torch.Tensor:
+        return DIVERGENCES[self.divergence](window.target_logits, window.draft_logits)
+
     def accept_mismatch(self, window: Window) -> torch.Tensor:
-        return DIVERGENCES[self.divergence](window.target_logits, window.draft_logits) < self.threshold
+        return self.score(window) < self.threshold
 
     def describe(self) -> str:
         return f"{self.name}(T={self.threshold:.4g})"
@@ -52,9 +57,14 @@ class KLMaskRule(AcceptanceRule):
         self.threshold = threshold
         self.confidence = confidence
 
+    def score(self, window: Window) -> torch.Tensor:
+        """KL(target || draft); +inf where the target's top-1 p > confidence (exact verification there)."""
+        divergence = kl_divergence(window.target_logits, window.draft_logits)
+        confident = top1_probability(window.target_logits) > self.confidence
+        return torch.where(confident, torch.full_like(divergence, math.inf), divergence)
+
     def accept_mismatch(self, window: Window) -> torch.Tensor:
-        confident = top1_probability(window.target_logits) > self.confidence  # exact verification there
-        return (kl_divergence(window.target_logits, window.draft_logits) < self.threshold) & ~confident
+        return self.score(window) < self.threshold
 
     def describe(self) -> str:
         return f"kl-mask(T={self.threshold:.4g}, top1<={self.confidence:g})"
@@ -77,9 +87,12 @@ class EntropyRule(AcceptanceRule):
         self.name = f"{source}-entropy"
         self.reads_draft_logits = source == "draft"
 
+    def score(self, window: Window) -> torch.Tensor:
+        """The negated entropy (lower: more spread out, accepted first)."""
+        return -entropy(window.target_logits if self.source == "target" else window.draft_logits)
+
     def accept_mismatch(self, window: Window) -> torch.Tensor:
-        logits = window.target_logits if self.source == "target" else window.draft_logits
-        return entropy(logits) > self.threshold
+        return self.score(window) < -self.threshold
 
     def describe(self) -> str:
         return f"{self.name}(T={self.threshold:.4g})"

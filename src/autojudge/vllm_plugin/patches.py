@@ -14,7 +14,7 @@ vLLM offers no seam there:
 * ``vllm.v1.sample.rejection_sampler.rejection_sample`` (worker, enabled engines only): the
   decision. ``RejectionSampler.forward`` calls this module function after applying the sampling
   constraints; while the judge runner's ``_sample`` has a step open, the rule decides, otherwise it is
-  vLLM's function unchanged. Greedy requests are verified by ``verify.greedy_verify``. Sampled requests
+  vLLM's function unchanged. Greedy requests are verified by ``rules.verification.greedy_verify``. Sampled requests
   stay with vLLM's kernel: the patch draws the step's uniforms as vLLM would (``generate_uniform_probs``,
   the same generators in the same order), takes the standard test's verdict u <= p(x) / q(x) from them,
   asks the rule, and hands vLLM the same uniforms with u = 0 where the rule accepts a rejected token
@@ -175,9 +175,16 @@ def patch_rejection_sample() -> None:
     from vllm.v1.sample import rejection_sampler as module
 
     from autojudge.rules.acceptance import Window
+    from autojudge.rules.verification import (
+        accepted_rows,
+        greedy_verify,
+        lossy_allowed,
+        request_of_row,
+        standard_test,
+        tempered_draft_logits,
+    )
     from autojudge.vllm_plugin.runner import UnhookedVerificationError
     from autojudge.vllm_plugin.step import ACTIVE
-    from autojudge.vllm_plugin.verify import accepted_rows, greedy_verify, request_of_row
 
     original = module.rejection_sample
     if _is_patched(original):
@@ -192,25 +199,30 @@ def patch_rejection_sample() -> None:
         a = signature.bind(*args, **kwargs).arguments
         metadata = a["sampling_metadata"]
         draft, target_logits, cu = a["draft_token_ids"], a["target_logits"], a["cu_num_draft_tokens"]
-        # vLLM's processed logits: -inf where a constraint forbids the token at this position.
-        draft_logit = target_logits.gather(1, draft.long().clamp(min=0).unsqueeze(1)).squeeze(1)
-        lossy_allowed = torch.isfinite(draft_logit) & ctx.lossy_allowed
         ctx.decided = True
         if metadata.all_greedy:
             window = Window(draft, target_logits, ctx.draft_logits, ctx.target_hidden, cu_num_draft_tokens=cu)
-            accepted = accepted_rows(ctx.rules, ctx.rule_of_row, window, lossy_allowed)
+            accepted = accepted_rows(ctx.rules, ctx.rule_of_row, window, lossy_allowed(window, ctx.drafted))
             return greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accepted)
-        sampled = (metadata.temperature != module.GREEDY_TEMPERATURE)[request_of_row(cu, draft.shape[0])]
+        row_temperature = metadata.temperature[request_of_row(cu, draft.shape[0])]
+        sampled = row_temperature != module.GREEDY_TEMPERATURE
         uniform = draw_uniforms(draft.shape[0], a["num_draft_tokens"], metadata.generators, draft.device)
-        native, target_prob = _standard_test(draft, target_logits, a["draft_probs"], uniform)
+        target_probs = target_logits.softmax(dim=-1, dtype=torch.float32)
+        native, target_prob = standard_test(draft, target_probs, uniform, a["draft_probs"])
         native = torch.where(sampled, native, draft.long() == target_logits.argmax(dim=-1))
+        draft_logits = tempered_draft_logits(
+            ctx.draft_logits, torch.where(sampled, row_temperature, torch.ones_like(row_temperature))
+        )
         window = Window(
-            draft, target_logits, _tempered(ctx.draft_logits, metadata.temperature, cu, sampled),
-            ctx.target_hidden, cu_num_draft_tokens=cu, native=native,
+            draft, target_logits, draft_logits, ctx.target_hidden, cu_num_draft_tokens=cu, native=native,
+            sampled=sampled,
         )  # fmt: skip
-        allowed = lossy_allowed & ((target_prob > 0) | ~sampled)
-        accepted = accepted_rows(ctx.rules, ctx.rule_of_row, window, allowed, sampled)
-        forced = torch.where(sampled & accepted & ~native, torch.zeros_like(uniform), uniform)
+        accepted = accepted_rows(
+            ctx.rules, ctx.rule_of_row, window, lossy_allowed(window, ctx.drafted, target_prob)
+        )
+        # vLLM's kernel decides sampled rows again from the uniforms: u = 0 where the rule accepts, so it
+        # accepts them too (also where the float32 and float64 comparisons of a tie would differ)
+        forced = torch.where(sampled & accepted, torch.zeros_like(uniform), uniform)
         ours = None  # before vLLM's kernels run: they may write into their inputs
         if not metadata.all_random:
             ours = greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accepted)
@@ -268,28 +280,3 @@ def patch_expand_batch_to_tokens(device: Any) -> bool:
     logger.warning("autojudge: this vLLM's expand_batch_to_tokens is wrong for float tensors; replaced")
     module.expand_batch_to_tokens = _mark(_expand_batch_to_tokens, module.expand_batch_to_tokens)
     return True
-
-
-def _standard_test(draft: Any, target_logits: Any, draft_probs: Any, uniform: Any) -> tuple[Any, Any]:
-    """vLLM's verdict per row, u <= p(x) / q(x) (q = 1: a greedy drafter), and p(x)."""
-    import torch
-
-    index = draft.long().clamp(min=0).unsqueeze(1)
-    target_prob = target_logits.softmax(dim=-1, dtype=torch.float32).gather(1, index).squeeze(1)
-    draft_prob = (
-        torch.ones_like(target_prob) if draft_probs is None else draft_probs.gather(1, index).squeeze(1)
-    )
-    native = (draft >= 0) & (draft_prob > 0) & (target_prob / draft_prob >= uniform)
-    return native, target_prob
-
-
-def _tempered(draft_logits: Any, temperature: Any, cu: Any, sampled: Any) -> Any:
-    """The drafter's logits at each sampled row's temperature (the divergence rules compare like with like)."""
-    if draft_logits is None:
-        return None
-    import torch
-
-    from autojudge.vllm_plugin.verify import request_of_row
-
-    per_row = temperature[request_of_row(cu, draft_logits.shape[0])].to(draft_logits.dtype)
-    return draft_logits / torch.where(sampled, per_row, torch.ones_like(per_row)).unsqueeze(1)

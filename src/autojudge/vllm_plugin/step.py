@@ -17,7 +17,7 @@ class StepContext:
     rule_of_row: torch.Tensor | None  # [N] index into rules per draft row (None: one rule)
     target_hidden: torch.Tensor  # [N, H] target hidden state at each draft token's position
     draft_logits: torch.Tensor | None  # [N, V] drafter logits each draft token was chosen from
-    lossy_allowed: torch.Tensor  # [N] bool: a draft the drafter produced this step (not a placeholder)
+    drafted: torch.Tensor  # [N] bool: a draft the drafter produced this step (not a placeholder)
     decided: bool = False  # set by the patched rejection_sample
 
 

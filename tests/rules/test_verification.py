@@ -5,7 +5,7 @@ from helpers import rule
 
 from autojudge.rules.acceptance import ExactMatch, TopK, Window
 from autojudge.rules.training_free import FuzzyRule
-from autojudge.vllm_plugin.verify import PLACEHOLDER_TOKEN_ID, accepted_rows, greedy_verify
+from autojudge.rules.verification import PLACEHOLDER_TOKEN_ID, accepted_rows, greedy_verify
 
 V = 6
 
