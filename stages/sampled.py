@@ -17,10 +17,10 @@ def sampled(params, args) -> None:
         write_json(args.metrics, {"enabled": False})
         write_text(args.markdown, "Stage sampled is off (params sampled.enabled).\n")
         return
-    heads = {"judge": load_head(args.head)}
+    head_files = {"judge": args.head}
     if args.selfjudge_head.is_file():
-        heads["selfjudge"] = load_head(args.selfjudge_head)
-    head_point = Setting("judge", params.compare.window, threshold=heads["judge"].threshold)
+        head_files["selfjudge"] = args.selfjudge_head
+    head_point = Setting("judge", params.compare.window, threshold=load_head(args.head).threshold)
     settings = [head_point, *settings_chosen_in(read_json(args.comparison))]
     pair, task = pair_from(params), task_from(params)
     result = {
@@ -31,7 +31,7 @@ def sampled(params, args) -> None:
         "window": params.compare.window,
         "head_setting": head_point.name,
         "splits": {
-            split: decode_sampled(params, pair, task, settings, heads, split) for split in spec.splits
+            split: decode_sampled(params, pair, task, settings, head_files, split) for split in spec.splits
         },
     }
     write_json(args.metrics, result)

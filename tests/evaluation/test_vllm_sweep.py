@@ -53,3 +53,25 @@ def test_exact_sd_on_vllm_is_target_greedy_and_a_lossy_rule_accepts_more(
         return sum(g.stats.tokens for g in decoded) / sum(g.stats.target_passes for g in decoded)
 
     assert mat(fsd) > mat(exact) > 1.0
+
+
+@pytest.mark.slow
+def test_stage_sampled_decodes_on_vllm_when_the_pipeline_does(params, toy_pair, arith_task, arith_dir):
+    """With ``decoding.engine: vllm`` the sampled figures are vLLM's (the served path): FSD (TV) at 1.0
+    accepts more per pass than exact speculative sampling there; only the shift comes from the reference
+    engine, which can observe a rule it does not apply."""
+    from autojudge.evaluation.sampled import decode_sampled
+
+    on_vllm = params.model_copy(
+        update={
+            "task": params.task.model_copy(update={"data_dir": str(arith_dir)}),
+            "decoding": params.decoding.model_copy(update={"engine": "vllm"}),
+            "sampled": params.sampled.model_copy(update={"seeds": [0], "limit": PROBLEMS}),
+        }
+    )
+    rule = Setting("fsd-tv", params.compare.window, threshold=1.0)
+    figures = decode_sampled(on_vllm, toy_pair, arith_task, [rule], {}, "test")
+    assert figures["engine"] == "vllm" and figures["problems"] == PROBLEMS
+    fsd = figures["methods"][rule.name]
+    assert fsd["mat_gain_vs_exact_sd"]["value"] > 1.0
+    assert fsd["shift_tv_per_token"]["value"] > 0.0

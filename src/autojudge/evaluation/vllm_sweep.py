@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autojudge.decoding.generation import DecodeStats, Generation
+from autojudge.decoding.sampling import Sampling
 from autojudge.errors import InputError
 from autojudge.evaluation.setting import ALONE, Setting
 from autojudge.params import CompareParams, Params
@@ -90,8 +91,10 @@ def decode_on_vllm(
     prompts: list[list[int]],
     eos_token_ids: set[int],
     heads: dict[str, Path | str],
+    sampling: list[Sampling] | None = None,
 ) -> list[list[Generation]]:
-    """Per job, the generation of every prompt; one engine per group of jobs, shut down after its call."""
+    """Per job, the generation of every prompt (greedy, or sampled with ``sampling``, one per prompt); one
+    engine per group of jobs, shut down after its call."""
     from autojudge.vllm_plugin.engine import decode
 
     groups: dict[tuple[str, int], list[int]] = {}
@@ -110,6 +113,7 @@ def decode_on_vllm(
                 params.decoding.max_new_tokens,
                 eos_token_ids,
                 override=[o for o in overrides for _ in prompts] if overrides else None,
+                sampling=sampling * len(members) if sampling else None,
             )
         finally:
             llm.llm_engine.engine_core.shutdown()
