@@ -101,5 +101,7 @@ def test_a_head_for_another_tokenizer_or_hidden_size_is_refused(smollm2, toy_pai
     with pytest.raises(ModelPairError, match="another tokenizer than pair 'smollm2'"):
         toy_head.check_models("smollm2", tokenizer_hash(smollm2.tokenizer), 576, 576)
     same_tokenizer = dataclasses.replace(toy_head, tokenizer_hash=tokenizer_hash(smollm2.tokenizer))
-    with pytest.raises(ModelPairError, match="expects hidden sizes target=192, draft=128"):
+    with pytest.raises(
+        ModelPairError, match="expects hidden sizes target=192; pair 'smollm2' has target=576"
+    ):
         same_tokenizer.check_models("smollm2", tokenizer_hash(smollm2.tokenizer), 576, 576)

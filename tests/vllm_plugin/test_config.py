@@ -1,5 +1,7 @@
 """Plugin configuration and head checks, without starting vLLM."""
 
+import logging
+
 import pytest
 import torch
 
@@ -88,29 +90,40 @@ def _save_head(directory, params, repo, source="target", target_size=None, vocab
     return head.save(directory)
 
 
-def test_a_fitting_head_loads(tmp_path, params, repo):
-    target, draft = repo / params.pair.target, repo / params.pair.draft
+def test_a_head_on_target_states_fits_every_proposer_and_warns_about_another(
+    tmp_path, params, repo, caplog, request
+):
+    """The draft's size is not checked (the head does not read it: ngram has no draft model); a head mined
+    with draft_model and served with eagle or ngram loads with one warning naming both."""
+    logger = logging.getLogger("vllm.autojudge")  # vLLM's loggers do not propagate to caplog's
+    logger.addHandler(caplog.handler)
+    request.addfinalizer(lambda: logger.removeHandler(caplog.handler))
+    target = repo / params.pair.target
     path = _save_head(tmp_path, params, repo)
-    head = load_checked_head(str(path), target, draft, hidden_size(target), hidden_size(draft))
-    assert head.features.source == "target"
+    head = load_checked_head(str(path), target, hidden_size(target), "draft_model")
+    assert head.features.source == "target" and head.proposer == "draft_model"
+    assert not [r for r in caplog.records if "proposer" in r.getMessage()]
+    load_checked_head(str(path), target, hidden_size(target), "ngram")
+    warnings = [r.getMessage() for r in caplog.records if "proposer" in r.getMessage()]
+    assert len(warnings) == 1 and "draft_model proposer" in warnings[0] and "drafts with ngram" in warnings[0]
 
 
 def test_mismatched_heads_are_refused_naming_head_and_models(tmp_path, params, repo):
-    target, draft = repo / params.pair.target, repo / params.pair.draft
-    sizes = hidden_size(target), hidden_size(draft)
-    wrong_size = _save_head(tmp_path / "size", params, repo, target_size=sizes[0] + 8)
+    target = repo / params.pair.target
+    size = hidden_size(target)
+    wrong_size = _save_head(tmp_path / "size", params, repo, target_size=size + 8)
     with pytest.raises(
-        ModelPairError, match=rf"judge head {wrong_size} .*target {target}.*expects hidden sizes"
+        ModelPairError, match=rf"judge head {wrong_size} .*target {target}.*expects hidden sizes target="
     ):
-        load_checked_head(str(wrong_size), target, draft, *sizes)
+        load_checked_head(str(wrong_size), target, size, "draft_model")
     both = _save_head(tmp_path / "both", params, repo, source="both")
     with pytest.raises(ModelPairError, match="reads 'both' hidden states"):
-        load_checked_head(str(both), target, draft, *sizes)
+        load_checked_head(str(both), target, size, "draft_model")
     with pytest.raises(ModelPairError, match="another tokenizer"):
         other = _save_head(tmp_path / "tok", params, repo, vocabulary="another")
-        load_checked_head(str(other), target, draft, *sizes)
+        load_checked_head(str(other), target, size, "draft_model")
     with pytest.raises(InputError, match="judge head not found"):
-        load_checked_head(str(tmp_path / "missing.safetensors"), target, draft, *sizes)
+        load_checked_head(str(tmp_path / "missing.safetensors"), target, size, "draft_model")
 
 
 def test_fly_takes_vllm_upstreams_keys_per_engine_and_per_request():

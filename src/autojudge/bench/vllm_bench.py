@@ -153,9 +153,7 @@ def run_benchmark(params: Any, head_path: Path) -> dict[str, Any]:
 
     target_dir, draft_dir = params.pair.target, params.pair.draft
     # refuse a head the plugin cannot use before any engine starts
-    head = load_checked_head(
-        str(head_path), target_dir, draft_dir, hidden_size(target_dir), hidden_size(draft_dir)
-    )
+    head = load_checked_head(str(head_path), target_dir, hidden_size(target_dir), "draft_model")
     task = task_from(params)
     examples = task.load_split(bench.split, max(bench.problems, bench.accuracy_problems))
     check_plan(bench, len(examples))

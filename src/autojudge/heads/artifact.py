@@ -34,6 +34,9 @@ class JudgeHead:
     task: str
     tokenizer_hash: str
     info: dict = field(default_factory=dict)  # training facts: C, AUC, data sizes
+    # the speculative method whose mismatches were mined (vLLM's speculative_config method): serving the
+    # head with another proposer scores another proposer's mismatches (the plugin warns)
+    proposer: str = "draft_model"
 
     def probability(self, features: torch.Tensor) -> torch.Tensor:
         """p(important) for feature rows [N, D]."""
@@ -49,6 +52,7 @@ class JudgeHead:
             "task": self.task,
             "tokenizer_hash": self.tokenizer_hash,
             "info": self.info,
+            "proposer": self.proposer,
         }
 
     def save(self, path: Path) -> Path:
@@ -66,17 +70,24 @@ class JudgeHead:
         temporary.replace(path)
         return path
 
-    def check_models(self, pair: str, tokenizer_hash: str, target_hidden: int, draft_hidden: int) -> None:
-        """Raise `ModelPairError` unless this head was trained for these models."""
+    def check_models(
+        self, pair: str, tokenizer_hash: str, target_hidden: int, draft_hidden: int | None
+    ) -> None:
+        """Raise `ModelPairError` unless this head fits these models: the tokenizer, and the hidden sizes of
+        the states it reads (a head on target states fits any proposer; ``draft_hidden`` None: no draft
+        model, as for ngram)."""
         if tokenizer_hash != self.tokenizer_hash:
             raise ModelPairError(
                 f"judge head for pair {self.pair!r} was trained with another tokenizer than pair {pair!r} uses"
             )
-        sizes = (self.features.target_hidden_size, self.features.draft_hidden_size)
-        if sizes != (target_hidden, draft_hidden):
+        read = ("target", "draft") if self.features.source == "both" else (self.features.source,)
+        expected = {"target": self.features.target_hidden_size, "draft": self.features.draft_hidden_size}
+        given = {"target": target_hidden, "draft": draft_hidden}
+        if any(expected[role] != given[role] for role in read):
+            want = ", ".join(f"{role}={expected[role]}" for role in read)
+            have = ", ".join(f"{role}={given[role]}" for role in read)
             raise ModelPairError(
-                f"judge head for pair {self.pair!r} expects hidden sizes target={sizes[0]}, draft={sizes[1]}; "
-                f"pair {pair!r} has target={target_hidden}, draft={draft_hidden}"
+                f"judge head for pair {self.pair!r} expects hidden sizes {want}; pair {pair!r} has {have}"
             )
 
 
@@ -109,4 +120,5 @@ def load_head(path: Path) -> JudgeHead:
         task=metadata["task"],
         tokenizer_hash=metadata["tokenizer_hash"],
         info=metadata.get("info", {}),
+        proposer=metadata.get("proposer", "draft_model"),
     )

@@ -1,4 +1,4 @@
-"""A vLLM draft-model speculative engine with the autojudge plugin configured, and decoding with it.
+"""A vLLM speculative engine (draft model, EAGLE head or n-gram) with the plugin configured, and decoding.
 
 Two functions and one result type::
 
@@ -41,6 +41,8 @@ from autojudge.decoding.sampling import Sampling
 from autojudge.errors import InputError
 from autojudge.vllm_plugin.config import CONFIG_KEY, parse_config, request_config, resolve_config
 
+PROPOSERS = ("draft_model", "eagle", "ngram")  # vLLM's speculative methods the plugin verifies
+
 
 @dataclass(frozen=True)
 class SpecResult:
@@ -60,7 +62,7 @@ class SpecResult:
 
 def speculative_llm(
     target: str | Path,
-    draft: str | Path,
+    draft: str | Path | None,
     window: int,
     rule_config: Mapping[str, Any] | None,
     engine_kwargs: Mapping[str, Any] | None = None,
@@ -68,11 +70,23 @@ def speculative_llm(
     max_model_len: int = 512,
     seed: int = 0,
     in_process: bool = False,
+    method: str = "draft_model",
+    proposer_keys: Mapping[str, Any] | None = None,
 ) -> Any:
-    """A ``vllm.LLM`` doing draft-model SD with ``window`` draft tokens; the plugin on iff ``rule_config``
-    (``in_process``: engine core and worker in this process, ``engines.vllm_engine.create_llm``)."""
-    for role, path in (("target", target), ("draft", draft)):
-        if not Path(path).exists():
+    """A ``vllm.LLM`` doing speculative decoding with ``window`` draft tokens; the plugin on iff
+    ``rule_config`` (``in_process``: engine core and worker in this process,
+    ``engines.vllm_engine.create_llm``). ``method`` is vLLM's proposer: ``draft_model`` (``draft`` is the
+    draft model), ``eagle`` (``draft`` is the EAGLE head) or ``ngram`` (no ``draft``); ``proposer_keys``
+    go to ``speculative_config`` too (e.g. ngram's ``prompt_lookup_min``/``prompt_lookup_max``)."""
+    if method not in PROPOSERS:
+        raise InputError(
+            f"vllm speculative engine: method must be one of {', '.join(PROPOSERS)}, got {method!r}"
+        )
+    needs_draft = method != "ngram"
+    if needs_draft and draft is None:
+        raise InputError(f"vllm speculative engine: method {method} needs a draft model or head")
+    for role, path in (("target", target), ("draft", draft if needs_draft else None)):
+        if path is not None and not Path(path).exists():
             raise InputError(f"vllm speculative engine: {role} model not found: {path}")
     if window < 1:
         raise InputError(f"vllm speculative engine: the draft window must be at least 1, got {window}")
@@ -85,18 +99,16 @@ def speculative_llm(
         os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "0")  # the plugin patches the V1 runner
     from autojudge.engines.vllm_engine import create_llm
 
+    speculative = {"method": method, "num_speculative_tokens": window, "max_model_len": max_model_len}
+    if needs_draft:
+        speculative["model"] = str(draft)
     return create_llm(
         in_process,
         model=str(target),
         dtype=dtype,
         max_model_len=max_model_len,
         seed=seed,
-        speculative_config={
-            "method": "draft_model",
-            "model": str(draft),
-            "num_speculative_tokens": window,
-            "max_model_len": max_model_len,
-        },
+        speculative_config={**speculative, **(proposer_keys or {})},
         per_request_spec_decode_metrics="summary",
         **kwargs,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from autojudge.errors import ModelPairError
@@ -9,19 +10,20 @@ from autojudge.heads.artifact import JudgeHead
 from autojudge.models.pair import load_tokenizer, tokenizer_hash
 from autojudge.tracking.heads import resolve_head
 
+logger = logging.getLogger("vllm.autojudge")
 
-def load_checked_head(
-    location: str, target: str | Path, draft: str | Path, target_hidden: int, draft_hidden: int
-) -> JudgeHead:
-    """The head at ``location`` (file, directory or ``models:/name@alias``), refused unless it fits the models.
 
-    The plugin scores heads on the target's hidden states only (vLLM's drafter never encodes
-    its last draft token), so a head on draft features is refused too.
+def load_checked_head(location: str, target: str | Path, target_hidden: int, proposer: str) -> JudgeHead:
+    """The head at ``location`` (file, directory or ``models:/name@alias``), refused unless it fits the target.
+
+    The plugin scores heads on the target's hidden states only (no proposer encodes its last draft token
+    for the target), so a head on draft features is refused, and a head on target features fits any
+    proposer of this target: draft_model, eagle or ngram. A head mined with another proposer than
+    ``proposer`` (vLLM's ``speculative_config.method``) is served with a warning: its labels describe
+    that proposer's mismatches.
     """
     head = resolve_head(location)
-    where = (
-        f"autojudge: judge head {location} (pair {head.pair!r}) does not fit target {target}, draft {draft}"
-    )
+    where = f"autojudge: judge head {location} (pair {head.pair!r}) does not fit target {target}"
     if head.features.source != "target":
         raise ModelPairError(
             f"{where}: it reads {head.features.source!r} hidden states, the vLLM plugin only the "
@@ -29,13 +31,18 @@ def load_checked_head(
         )
     try:
         head.check_models(
-            f"{target} + {draft}",
-            tokenizer_hash(load_tokenizer(Path(target), "target")),
-            target_hidden,
-            draft_hidden,
+            str(target), tokenizer_hash(load_tokenizer(Path(target), "target")), target_hidden, None
         )
     except ModelPairError as error:
         raise ModelPairError(f"{where}: {error}") from None
+    if head.proposer != proposer:
+        logger.warning(
+            "autojudge: judge head %s was mined with the %s proposer, this engine drafts with %s: it judges "
+            "another proposer's mismatches than those it learned from",
+            location,
+            head.proposer,
+            proposer,
+        )
     return head
 
 

@@ -72,6 +72,12 @@ def prepare_engine(vllm_config: Any) -> None:
     if config is None:
         return
     check_enabled_engine(vllm_config, config.describe())
+    spec = vllm_config.speculative_config
+    if config.needs_draft_logits and not (spec.uses_draft_model() or spec.use_eagle()):  # no drafter model
+        raise InputError(
+            f"autojudge: rule {config.rule!r} reads the drafter's logits, and the {spec.method} proposer has "
+            "none; serve a rule on the target alone (judge, selfjudge, target-entropy, topk, fly)"
+        )
     parallel = vllm_config.parallel_config
     if parallel.worker_cls in PLATFORM_WORKERS:
         parallel.worker_cls = JUDGE_WORKER
@@ -91,14 +97,9 @@ def prepare_engine(vllm_config: Any) -> None:
                 f"autojudge: judge head {config.judge_head} resolved to sha256 {head.sha256}, but the "
                 f"engine config pins {config.judge_head_sha256} (the alias moved, or the file changed)"
             )
-        spec = vllm_config.speculative_config
-        draft = spec.draft_model_config
+        model = vllm_config.model_config
         load_checked_head(
-            str(head.path),
-            vllm_config.model_config.model,
-            draft.model if draft is not None else "(no draft model)",
-            vllm_config.model_config.get_hidden_size(),
-            draft.get_hidden_size() if draft is not None else 0,
+            str(head.path), model.model, model.get_hidden_size(), vllm_config.speculative_config.method
         )
         pinned.update(judge_head=str(head.path), judge_head_sha256=head.sha256)
         logger.info("autojudge: judge head %s pinned to %s (sha256 %s)", head.source, head.path, head.sha256)

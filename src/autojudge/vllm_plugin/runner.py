@@ -262,14 +262,9 @@ def _load_head(runner: Any, config: PluginConfig) -> Any:
         sha = config.judge_head_sha256
     else:
         sha = file_sha256(config.judge_head)
-    spec, target = runner.speculative_config, runner.model_config
-    draft = spec.draft_model_config
+    target = runner.model_config
     head = load_checked_head(
-        config.judge_head,
-        target.model,
-        draft.model if draft is not None else "(no draft model)",
-        target.get_hidden_size(),
-        draft.get_hidden_size() if draft is not None else 0,
+        config.judge_head, target.model, target.get_hidden_size(), runner.speculative_config.method
     )
     head.weight = head.weight.to(device=runner.device, dtype=torch.float32)
     logger.info("autojudge: worker %d loaded judge head %s sha256 %s", os.getpid(), config.judge_head, sha)
