@@ -38,7 +38,8 @@ def test_exact_sd_on_vllm_is_target_greedy_and_a_lossy_rule_accepts_more(
     params, toy_pair, arith_task, arith_dir, toy_target_greedy
 ):
     """One engine (its rule keeps the drafter's logits) decodes exact SD and FSD (TV) at 1.0, which
-    accepts every mismatch, in one call: exact SD is token-identical to target greedy, FSD is faster."""
+    accepts every mismatch, in one call: exact SD is token-identical to target greedy with no lossy
+    accepts, FSD is faster and counts its lossy accepts."""
     task = params.task.model_copy(update={"data_dir": str(arith_dir)})
     on_vllm = params.model_copy(
         update={"task": task, "decoding": params.decoding.model_copy(update={"engine": "vllm"})}
@@ -53,6 +54,9 @@ def test_exact_sd_on_vllm_is_target_greedy_and_a_lossy_rule_accepts_more(
         return sum(g.stats.tokens for g in decoded) / sum(g.stats.target_passes for g in decoded)
 
     assert mat(fsd) > mat(exact) > 1.0
+    # lossy accepts are counted on vLLM too (tokens that were not the target's top-1)
+    assert sum(g.stats.accepted_mismatches for g in exact) == 0
+    assert sum(g.stats.accepted_mismatches for g in fsd) > 0
 
 
 @pytest.mark.slow

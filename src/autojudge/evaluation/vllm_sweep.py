@@ -6,7 +6,8 @@ per-request rule overrides (``SamplingParams.extra_args``), so continuous batchi
 engine whose settings read the drafter's logits (FSD, kl-mask, draft entropy) takes such a rule as its
 own, so that it keeps them. The target and the draft alone run on plain engines. MAT comes from vLLM's
 per-request counters (``vllm_plugin.engine.decode``): its prefill pass emits one token, so a request
-counts one pass more than the reference engine, whose first pass already verifies a window.
+counts one pass more than the reference engine, whose first pass already verifies a window. Greedy
+decodes count lossy accepts from the target's ranks of the emitted tokens (``engine.decode``).
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ def decode_on_vllm(
                 eos_token_ids,
                 override=[o for o in overrides for _ in prompts] if overrides else None,
                 sampling=sampling * len(members) if sampling else None,
+                count_lossy=rule is not None and not sampling,
             )
         finally:
             llm.llm_engine.engine_core.shutdown()
@@ -128,6 +130,7 @@ def _generation(result, eos_token_ids: set[int]) -> Generation:
         tokens=len(result.tokens),
         target_passes=result.target_passes,
         accepted_draft_tokens=result.accepted_draft_tokens,
+        accepted_mismatches=result.lossy_accepts or 0,
     )
     return Generation(
         result.tokens, stats, finished=bool(result.tokens) and result.tokens[-1] in eos_token_ids

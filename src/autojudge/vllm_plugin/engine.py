@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,7 @@ class SpecResult:
     draft_tokens: int  # draft tokens proposed to them
     accepted_draft_tokens: int
     target_passes: int
+    lossy_accepts: int | None = None  # tokens that were not the target's top-1 (asked for: greedy only)
 
     @property
     def mat(self) -> float:
@@ -116,7 +117,15 @@ def speculative_llm(
 
 def _result(completion: Any) -> SpecResult:
     metrics = completion.spec_decode_metrics
-    return spec_result(list(completion.token_ids), metrics.to_dict() if metrics is not None else {})
+    result = spec_result(list(completion.token_ids), metrics.to_dict() if metrics is not None else {})
+    if completion.logprobs is None:
+        return result
+    lossy = sum(
+        1
+        for token, ranked in zip(completion.token_ids, completion.logprobs, strict=True)
+        if ranked[token].rank != 1
+    )
+    return replace(result, lossy_accepts=lossy)
 
 
 def spec_result(tokens: list[int], summary: Mapping[str, Any]) -> SpecResult:
@@ -141,10 +150,16 @@ def decode(
     eos_token_ids: set[int],
     override: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
     sampling: Sampling | Sequence[Sampling | None] | None = None,
+    count_lossy: bool = False,
 ) -> list[SpecResult]:
     """Decoding of token-id prompts (stopping at ``eos_token_ids``; caps per prompt or one for all; a
     rule override for all prompts or one per prompt, None: the engine's rule; greedy, or sampled with
-    ``sampling``'s temperature, top-p and seed, for all prompts or one per prompt)."""
+    ``sampling``'s temperature, top-p and seed, for all prompts or one per prompt).
+
+    ``count_lossy``: greedy requests also return the tokens that were not the target's top-1 choice
+    (vLLM scores each emitted token with the target's distribution, ``logprobs=1``; exact verification
+    emits the argmax, so any other token was a lossy accept: ``accepted_beyond_exact``). Unconstrained
+    requests only: vLLM ranks tokens by the raw logits. Not for timed decodes (scoring costs time)."""
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
 
@@ -167,6 +182,7 @@ def decode(
             stop_token_ids=sorted(eos_token_ids),
             detokenize=False,
             extra_args=None if one is None else {CONFIG_KEY: dict(one)},
+            logprobs=1 if count_lossy and how is None else None,
         )
         for cap, one, how in zip(caps, overrides, samplings, strict=True)
     ]
