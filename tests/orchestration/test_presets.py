@@ -33,7 +33,7 @@ def test_overlay_merges_mappings_and_drops_nulls():
 
 def test_the_documented_presets_exist(repo):
     assert available_presets(repo) == sorted(
-        ["toy", "toy-arith", "smollm2-cpu", "smollm2-arith", *REAL_PRESETS]
+        ["toy", "toy-arith", "smollm2-cpu", "smollm2-arith", "smollm2-eagle", *REAL_PRESETS]
     )
 
 
@@ -48,6 +48,20 @@ def test_the_fine_tuned_preset_chains_convert_finetune_and_distill(project):
     assert params.pair.draft == distill.out and distill.min_agreement >= 0.65  # the issue's bar of a draft
     assert "unseen" in finetune.eval_splits and "arith:unseen" in params.crossdomain.domains
     assert params.compare.limit >= 200 and params.decoding.engine == "vllm"
+
+
+def test_the_eagle_preset_is_the_fine_tuned_one_with_a_head_for_its_target(project):
+    """smollm2-eagle adds stage eagle to smollm2-arith and changes nothing else (its pair still drafts with
+    the distilled draft: the header says what the pipeline lacks to draft with the head)."""
+    raw, params = merged_params(project, "smollm2-eagle")
+    fine_tuned, _ = merged_params(project, "smollm2-arith")
+    raw.pop("eagle"), fine_tuned.pop("eagle")
+    assert raw == fine_tuned
+    ((name, eagle),) = params.eagle.items()
+    assert name == "smollm2-arith" and eagle.target == params.pair.target == params.finetune[name].out
+    assert eagle.out not in (params.pair.draft, params.pair.target) and eagle.task == params.task.name
+    assert eagle.eval_split == "validation" and eagle.max_response_tokens <= params.mining.vllm.max_model_len
+    assert eagle.patience * eagle.eval_every < eagle.steps  # early stopping can end it before the cap
 
 
 @pytest.mark.parametrize("name", REAL_PRESETS)

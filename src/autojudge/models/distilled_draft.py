@@ -2,7 +2,8 @@
 
 The responses are generated once (vLLM, or transformers for tiny runs) and kept beside the draft in
 ``<out>.responses.json`` with the settings that made them, so a rerun that changes only the training
-settings (layers, steps, learning rate) does not generate them again.
+settings (layers, steps, learning rate) does not generate them again. Stage eagle trains on them too
+(``target_responses`` of its own entry, kept beside its head).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from autojudge.models.pair import (
     tokenizer_hash,
 )
 from autojudge.models.prompts import encode_prompt
-from autojudge.params import DistillParams, VllmParams, task_data_dir
+from autojudge.params import DistillParams, ResponsesParams, VllmParams, task_data_dir
 from autojudge.tasks import get_task
 
 Row = tuple[list[int], list[int]]
@@ -36,7 +37,7 @@ def responses_path(out: Path) -> Path:
 
 
 def _generate(
-    settings: DistillParams,
+    settings: ResponsesParams,
     vllm: VllmParams,
     target: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -68,7 +69,7 @@ def _generate(
 
 
 def target_responses(
-    settings: DistillParams,
+    settings: ResponsesParams,
     chat_template: bool,
     vllm: VllmParams,
     target: PreTrainedModel,
@@ -96,7 +97,7 @@ def target_responses(
     }
     cache = responses_path(settings.out)
     if cache.is_file() and (kept := read_json(cache))["made_by"] == made_by:
-        print(f"distill: the target's responses read back from {cache}")
+        print(f"the target's responses read back from {cache}")
         return kept
     generated = _generate(settings, vllm, target, tokenizer, prompts["train"] + prompts["evaluation"])
     responses = {

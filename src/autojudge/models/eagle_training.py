@@ -5,7 +5,8 @@ distribution (soft labels: the target's LM head on its next hidden state) plus, 
 smooth-L1 regression of that next hidden state (the head's output feeds its next draft in vLLM).
 Everything lives under one directory: ``checkpoint.pt`` (every ``checkpoint_every`` steps; a rerun
 resumes from it and ends where an uninterrupted run ends), ``curve.json`` (held-out agreement at every
-evaluation) and ``head/`` (the best head by held-out agreement, loadable by vLLM).
+evaluation) and ``head/`` (the best head by held-out agreement, loadable by vLLM; stage eagle saves it
+elsewhere, so that DVC can keep the training state apart from the head).
 """
 
 from __future__ import annotations
@@ -117,8 +118,11 @@ def train_head(
     held_out: EagleExamples,
     settings: EagleTraining,
     out: Path,
+    head_out: Path | None = None,
 ) -> tuple[EagleHead, dict]:
-    """Train (or resume, or read back) a head for ``target`` under ``out``; the best head and its curve."""
+    """Train (or resume, or read back) a head for ``target`` under ``out``; the best head and its curve.
+
+    The best head is saved to ``head_out`` (default ``out/head``)."""
     if not len(train) or not held_out.positions():
         raise InputError("eagle training needs training rows and scored held-out positions")
     out = Path(out)
@@ -159,7 +163,7 @@ def train_head(
     progress.close()
     head.load_state_dict(state["best_weights"])
     head.eval()
-    save_head(head, out / HEAD)
+    save_head(head, out / HEAD if head_out is None else Path(head_out))
     return head, _curve(state)
 
 

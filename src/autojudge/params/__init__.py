@@ -3,7 +3,7 @@
 The schema, one pydantic model per section (a ``base.Section``: unknown keys are errors, values frozen):
 
 - ``models``: the draft/target pair and the stages that make real checkpoints (``pair``, ``convert``,
-  ``distill``, ``finetune``);
+  ``distill``, ``eagle``, ``finetune``);
 - ``world``: the toy world (``toy``: data splits, the toy pair's training);
 - ``pipeline``: the stages up to the heads (``task``, ``mining``, ``features``, ``train``, ``selfjudge``);
 - ``evaluation``: decoding, evaluation, comparison and release (``decoding``, ``evaluate``, ``compare``,
@@ -42,7 +42,14 @@ from autojudge.params.evaluation import (
     RegistryParams,
     SampledParams,
 )
-from autojudge.params.models import ConvertParams, DistillParams, FinetuneParams, PairParams
+from autojudge.params.models import (
+    ConvertParams,
+    DistillParams,
+    EagleParams,
+    FinetuneParams,
+    PairParams,
+    ResponsesParams,
+)
 from autojudge.params.pipeline import (
     FeaturesParams,
     MiningParams,
@@ -61,6 +68,7 @@ __all__ = [
     "CrossDomainParams",
     "DecodingParams",
     "DistillParams",
+    "EagleParams",
     "EvaluateParams",
     "FeaturesParams",
     "FinetuneParams",
@@ -70,6 +78,7 @@ __all__ = [
     "Params",
     "PromoteParams",
     "RegistryParams",
+    "ResponsesParams",
     "SampledParams",
     "Section",
     "SelfJudgeParams",
@@ -104,6 +113,7 @@ class Params(Section):
     toy: ToyParams | None = None
     convert: dict[str, ConvertParams] = {}  # stage convert@<name> (dvc.yaml foreach): none for the toy pair
     distill: dict[str, DistillParams] = {}  # stage distill@<name>: none for the toy pair
+    eagle: dict[str, EagleParams] = {}  # stage eagle@<name>: none for the toy pair
     finetune: dict[str, FinetuneParams] = {}  # stage finetune@<name>: none for the toy pair
     # the pipeline's tasks (dvc.yaml foreach/matrix), one head each, data in data/<name>: each maps to
     # sections that override the ones above for that task's stages (``for_task``); ``task`` is the

@@ -1,5 +1,5 @@
 """The draft/target pair and the stages that make real checkpoints: ``pair``, ``convert``, ``distill``,
-``finetune``."""
+``eagle``, ``finetune``."""
 
 # ruff: noqa: RUF012 - pydantic copies mutable field defaults per instance; ruff only recognises a model
 # whose pydantic base is in the same file (Section is in params.base)
@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from autojudge.params.base import Section
 
@@ -32,24 +32,47 @@ class ConvertParams(Section):
     dtype: Literal["float32", "float64", "bfloat16", "float16"] = "float32"
 
 
-class DistillParams(Section):
-    """A draft for a real target: its first ``layers`` layers trained on its greedy responses (stage distill)."""
+class ResponsesParams(Section):
+    """The target's greedy responses to the first prompts of a task's splits, kept in ``<out>.responses.json``:
+    what stages distill and eagle train on (``models.distilled_draft.target_responses``)."""
 
-    target: Path  # the target checkpoint (e.g. the out of a convert entry)
-    out: Path  # where the draft is saved (model, tokenizer, generation config)
+    target: Path  # the target checkpoint (e.g. the out of a convert or finetune entry)
+    out: Path  # what the stage saves; its responses go beside it
     task: str = "arith"  # prompts: data/<task>/<split>.jsonl, wrapped as pair.chat_template says
     split: str = "train"
-    problems: PositiveInt = 400  # first N prompts of split: the distillation set
-    eval_split: str = "test"  # teacher-forced agreement measured on the first eval_problems of this split
+    problems: PositiveInt = 400  # first N prompts of split: the training set
+    eval_split: str = "test"  # held-out agreement measured on the first eval_problems of this split
     eval_problems: PositiveInt = 100
     max_response_tokens: PositiveInt = 160
     engine: Literal["vllm", "hf"] = "vllm"  # generates the target's responses (vllm: mining.vllm settings)
+    batch_size: PositiveInt = 16  # training rows per step (and the hf engine's generation batch)
+    seed: int = 0
+
+
+class DistillParams(ResponsesParams):
+    """A draft for a real target: its first ``layers`` layers trained on its greedy responses (stage distill)."""
+
     layers: PositiveInt = 4
     steps: PositiveInt = 300
-    batch_size: PositiveInt = 16
     learning_rate: PositiveFloat = 0.001
-    seed: int = 0
     min_agreement: float = Field(0.0, ge=0.0, le=1.0)  # the stage fails below this agreement
+
+
+class EagleParams(ResponsesParams):
+    """An EAGLE head for a Llama target trained on its greedy responses (stage eagle): the head in ``out``
+    (vLLM's ``speculative_config`` model with method ``eagle``), the resumable training state in
+    ``<out>.training``."""
+
+    eval_split: str = "validation"  # held-out agreement: the best step and early stopping
+    eval_problems: PositiveInt = 60
+    batch_size: PositiveInt = 8
+    steps: PositiveInt = 2000  # at most: training stops once held-out agreement stops improving
+    learning_rate: PositiveFloat = 0.001
+    regression_weight: NonNegativeFloat = 1.0  # smooth-L1 on the target's next hidden state, beside the CE
+    noise: NonNegativeFloat = 0.0  # EAGLE's uniform noise on the input hidden states
+    eval_every: PositiveInt = 50
+    checkpoint_every: PositiveInt = 50
+    patience: PositiveInt = 5  # evaluations without a better held-out agreement before stopping
 
 
 class FinetuneParams(Section):
