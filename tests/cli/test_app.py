@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-COMMANDS = ("eval", "promote", "preset", "interval", "toy", "bench", "vllm", "finetune")
+COMMANDS = ("eval", "promote", "preset", "interval", "toy", "bench", "vllm", "finetune", "params")
 
 
 def test_app_lists_every_command_in_order_without_importing_heavy_modules():

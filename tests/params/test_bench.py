@@ -10,7 +10,7 @@ from autojudge.params import BenchParams, bench_plan_problems
     [
         (
             "bench: {batch_sizes: [8, 32]}\n",
-            r"bench: .*bench\.batch_sizes must be distinct positive sizes including 1",
+            r"invalid parameters: bench\.batch_sizes must be distinct positive sizes including 1",
         ),
         (
             "bench: {windows: [4, 8], overhead_window: 16}\n",

@@ -8,6 +8,7 @@
 - ``presets``: ``autojudge preset``
 - ``plugin``: ``autojudge vllm check``, the vLLM judge plugin
 - ``finetune``: ``autojudge finetune train|measure``, fine-tuned targets
+- ``params``: ``autojudge params check``, the whole check of a parameters file
 - ``options``: options the groups share
 
 The top layer: it may import anything, and nothing in the library imports it. Commands import the

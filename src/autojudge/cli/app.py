@@ -9,6 +9,7 @@ import typer
 
 from autojudge.cli import bench, evaluate, plugin, presets, registry, toy
 from autojudge.cli.finetune import finetune_app
+from autojudge.cli.params import params_app
 from autojudge.errors import AutoJudgeError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Task-specific judge decoding for vLLM.")
@@ -20,6 +21,7 @@ app.add_typer(toy.toy_app, name="toy")
 app.add_typer(bench.bench_app, name="bench")
 app.add_typer(plugin.vllm_app, name="vllm")
 app.add_typer(finetune_app, name="finetune")
+app.add_typer(params_app, name="params")
 
 
 def main() -> None:

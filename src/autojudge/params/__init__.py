@@ -10,10 +10,11 @@ The schema, one pydantic model per section (a ``base.Section``: unknown keys are
   ``crossdomain``, ``registry``, ``promote``);
 - ``bench``: the vLLM tokens/s benchmark (``bench``) and the checks of a benchmark plan.
 
-This module holds the root ``Params`` (the sections, the pipeline's per-task overrides and the checks
-across sections), ``load_params`` and ``validate_params`` (errors name the file and the offending key),
-``overlay`` (presets and per-task overrides) and ``task_data_dir``. Import every name from here
-(``from autojudge.params import X``): ``__all__`` is the package's API.
+This module holds the root ``Params`` (the sections and the pipeline's per-task overrides; its validators
+run the checks across sections of ``checks``, against the tasks and splits of ``task_splits``),
+``load_params`` and ``validate_params`` (errors name the file and the offending key, one line each:
+``messages``), ``overlay`` (presets and per-task overrides) and ``task_data_dir``. Import every name from
+here (``from autojudge.params import X``): ``__all__`` is the package's API.
 
 May import: ``autojudge.errors``, ``autojudge.io`` and ``autojudge.rules.config`` only (the layers below
 it, ``tests/test_layers.py``).
@@ -31,6 +32,7 @@ import yaml
 from pydantic import ValidationError, model_validator
 
 from autojudge.errors import InputError
+from autojudge.params import checks
 from autojudge.params.base import Section
 from autojudge.params.bench import BenchParams, bench_plan_problems
 from autojudge.params.evaluation import (
@@ -42,6 +44,7 @@ from autojudge.params.evaluation import (
     RegistryParams,
     SampledParams,
 )
+from autojudge.params.messages import error_line
 from autojudge.params.models import (
     ConvertParams,
     DistillParams,
@@ -59,9 +62,12 @@ from autojudge.params.pipeline import (
     TrainParams,
     VllmParams,
 )
+from autojudge.params.task_splits import KNOWN_TASKS, TOY_SPLIT_SIZES, task_splits
 from autojudge.params.world import ToyModelParams, ToyParams
 
 __all__ = [
+    "KNOWN_TASKS",
+    "TOY_SPLIT_SIZES",
     "BenchParams",
     "CompareParams",
     "ConvertParams",
@@ -91,6 +97,7 @@ __all__ = [
     "load_params",
     "overlay",
     "task_data_dir",
+    "task_splits",
     "validate_params",
 ]
 
@@ -134,18 +141,20 @@ class Params(Section):
                 )
         if self.registry.model_name and len(self.tasks) > 1:
             raise ValueError("registry.model_name names one model; with several tasks leave it null")
-        for domain in self.crossdomain.domains:
-            if domain.partition(":")[0] not in self.tasks:
-                raise ValueError(f"crossdomain.domains: {domain!r} names no task of tasks {list(self.tasks)}")
         return self
+
+    def task_raw(self, name: str) -> dict[str, Any]:
+        """These params as pipeline task ``name``'s stages see them, unvalidated: ``task`` set to it, its
+        overrides applied."""
+        raw = self.model_dump(mode="json")
+        raw["task"] = {"name": name, "data_dir": str(task_data_dir(name))}
+        return overlay(raw, self.tasks[name] or {})
 
     def for_task(self, name: str) -> Params:
         """These params as one pipeline task's stages see them: ``task`` set to it, its overrides applied."""
         if name not in self.tasks:
             raise InputError(f"task {name!r} is not a pipeline task; tasks: {list(self.tasks)}")
-        raw = self.model_dump(mode="json")
-        raw["task"] = {"name": name, "data_dir": str(task_data_dir(name))}
-        return validate_params(overlay(raw, self.tasks[name] or {}), f"params of task {name!r}")
+        return validate_params(self.task_raw(name), f"params of task {name!r}")
 
     @model_validator(mode="after")
     def _check_sampled_gate(self) -> Params:
@@ -173,6 +182,13 @@ class Params(Section):
                 )
             if self.train.threshold_policy != "recall":
                 raise ValueError("train.protocol: out_of_fold chooses thresholds by threshold_policy: recall")
+        return self
+
+    @model_validator(mode="after")
+    def _check_across_sections(self) -> Params:
+        problem = next(checks.problems(self), None)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
 
@@ -215,7 +231,4 @@ def validate_params(raw: dict, source: str) -> Params:
     try:
         return Params.model_validate(raw)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in issue['loc'])}: {issue['msg']}" for issue in error.errors()
-        )
-        raise InputError(f"{source}: invalid parameters: {problems}") from None
+        raise InputError(f"{source}: invalid parameters: {error_line(error)}") from None

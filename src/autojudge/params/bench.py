@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import Field, PositiveInt, model_validator
 
 from autojudge.params.base import Section
+from autojudge.rules.config import THRESHOLD_BOUNDS
 
 
 class BenchParams(Section):
@@ -21,7 +22,7 @@ class BenchParams(Section):
     accuracy_problems: PositiveInt = 6  # first N problems decoded once per setting and window (untimed)
     windows: list[PositiveInt] = [1, 8]  # grid each setting's window is chosen from (paper: 6..64)
     overhead_window: PositiveInt = 8  # window of the judge-overhead measurement (one of windows)
-    thresholds: list[float] = []  # AutoJudge thresholds besides the head's own
+    thresholds: list[float] = []  # AutoJudge (rule judge) thresholds besides the head's own
     batch_sizes: list[PositiveInt] = [1, 8]  # requests per call; 1 must be one of them
     tuning_repeats: PositiveInt = 1  # passes that only choose each setting's window (not reported)
     repeats: PositiveInt = 2  # timed passes per setting after the tuning ones; medians reported
@@ -51,6 +52,13 @@ def bench_plan_problems(bench: Any) -> list[str]:
     if any(size < 1 for size in sizes) or 1 not in sizes or len(set(sizes)) < len(sizes):
         problems.append(
             f"bench.batch_sizes must be distinct positive sizes including 1 (the per-problem timings), got {sizes}"
+        )
+    low, high = THRESHOLD_BOUNDS["judge"]
+    outside = [threshold for threshold in bench.thresholds if not low <= threshold <= high]
+    if outside:
+        problems.append(
+            f"bench.thresholds: {', '.join(f'{t:g}' for t in outside)} must be in [{low:g}, {high:g}], "
+            "the judge rule's threshold range (a head's p(important))"
         )
     for name in ("problems", "accuracy_problems", "repeats", "tuning_repeats"):
         if getattr(bench, name) < 1:

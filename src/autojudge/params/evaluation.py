@@ -29,7 +29,8 @@ class EvaluateParams(Section):
     limit: PositiveInt | None = None
     window: PositiveInt = 8
     topk: list[PositiveInt] = [2, 4, 8]
-    recalls: list[float] = [0.99, 0.95, 0.9, 0.8, 0.7]  # judge thresholds swept, set on validation recall
+    # judge thresholds swept, each set where it flags this share of the important validation tokens
+    recalls: list[Annotated[float, Field(gt=0, le=1)]] = [0.99, 0.95, 0.9, 0.8, 0.7]
 
 
 class RegistryParams(Section):
@@ -38,7 +39,8 @@ class RegistryParams(Section):
 
 
 class PromoteParams(Section):
-    max_accuracy_drop: float = Field(default=0.01, ge=0)  # vs exact SD, absolute
+    # vs exact SD, absolute; one of compare.budgets (the comparison gate reads its verdict at this budget)
+    max_accuracy_drop: float = Field(default=0.01, ge=0, le=1)
     min_mat_gain: float = Field(default=1.2, gt=0)  # judge MAT / exact SD MAT
     # also require the gates of sampled decoding at this temperature (stage sampled's figures); null: greedy only
     temperature: float | None = Field(default=None, gt=0)
@@ -64,7 +66,7 @@ class CompareParams(Section):
     limit: PositiveInt | None = None  # first N problems of each split of ``splits`` (null: all)
     validation_split: str = "validation"  # where every method's operating point is chosen
     validation_limit: PositiveInt | None = None  # first N problems of it (null: all)
-    window: PositiveInt = 16
+    window: PositiveInt = 8  # = evaluate.window (checks: the promotion gate reads both stages)
     # every method's candidates at the same validation acceptance rates of mismatches (autojudge.evaluation.grids)
     methods: list[str] = list(COMPARED_RULES)  # the rules compared besides the heads (judge, selfjudge)
     rates: list[Annotated[float, Field(gt=0, le=1)]] = [0.25, 0.5, 0.75, 1.0]
@@ -75,7 +77,7 @@ class CompareParams(Section):
         None  # native decisions after a deferred one; null: min(6, window - 1)
     )
     fly_entropy_top_k: PositiveInt = 3
-    budgets: list[float] = [0.01, 0.02]  # accuracy drops vs target greedy in the table
+    budgets: list[Annotated[float, Field(ge=0, le=1)]] = [0.01, 0.02]  # accuracy drops vs target greedy
     bootstrap_samples: int = Field(default=2000, ge=100)  # paired bootstrap over problems: 95% intervals
     seed: int = 0
 

@@ -1,0 +1,21 @@
+"""``autojudge params check``: the whole check of a parameters file, alone."""
+
+import shutil
+
+from helpers import set_params
+
+
+def test_params_check_passes_the_committed_file_and_names_a_bad_key(autojudge, repo, tmp_path):
+    good = autojudge("params", "check", cwd=repo)
+    assert (good.returncode, good.stdout) == (0, "params.yaml: ok\n"), good.stderr
+
+    bad = tmp_path / "params.yaml"
+    shutil.copy(repo / "params.yaml", bad)
+    set_params(bad, {"evaluate.split": "tset"})
+    result = autojudge("params", "check", "--file", str(bad), cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(
+        f"error: {bad}: invalid parameters: evaluate.split: 'tset' is not a split of task 'arith'; "
+        "its splits (toy.splits): train, validation, test"
+    )
+    assert result.stderr.count("\n") == 1  # one line
