@@ -51,8 +51,17 @@ def samples(tiny_random_pair, arith_task):
     """The first two response tokens of SEEDS seeded decodes with the exact rule (window 2)."""
     pair = _same(tiny_random_pair)
     prompt = _prompt(arith_task, pair.tokenizer)
-    decoder = speculative(pair, ExactMatch(), window=2, max_new_tokens=3, sampling=Sampling(SHARP))
-    return pair, prompt, [tuple(decoder.generate(prompt, seed=s).tokens[:2]) for s in range(SEEDS)]
+    decoder = BatchedDecoder(
+        pair.target,
+        pair.draft,
+        pair.vocab_size,
+        pair.eos_token_ids,
+        window=2,
+        max_new_tokens=3,
+        batch_size=500,
+    )
+    requests = [Request(prompt, ExactMatch(), Sampling(SHARP, seed=s)) for s in range(SEEDS)]
+    return pair, prompt, [tuple(g.tokens[:2]) for g in decoder.generate(requests, progress=False)]
 
 
 def test_exact_speculative_sampling_draws_from_the_targets_processed_distribution(samples):

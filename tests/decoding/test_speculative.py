@@ -68,7 +68,7 @@ def test_stops_at_end_of_sequence(tiny_random_pair, arith_task):
         tiny_random_pair.target_path,
     )
     decoder = speculative(pair, ExactMatch(), window=3, max_new_tokens=30)
-    decoder.eos_ids = {first_token, eos}
+    decoder.decoder.eos_ids = {first_token, eos}  # the one-row batched engine it decodes with
     result = decoder.generate(prompt)
     assert result.tokens == [first_token]
     assert result.finished

@@ -1,13 +1,13 @@
 """Batched reference decoding: many requests, each with its own acceptance rule, decoded together.
 
-Each request runs the algorithm of :class:`~autojudge.decoding.speculative.SpeculativeDecoder` (or,
-without a rule, greedy decoding with the model alone) with the same counters (the first token from
+Each request runs speculative decoding with its rule (``decoding.speculative`` describes the cycle; it is
+this engine with one row) or, without a rule, greedy decoding with the model alone (the first token from
 the prompt's pass alone, as vLLM's prefill); the rows of a batch
 share every forward pass, so on small models the cost per token is the batch's, not one sequence's
 (one draft step of a 2.5M-parameter model costs about as much for 128 rows as for one). Finished rows
 leave the batch and waiting requests join it (continuous batching). A row's tokens can differ from
-the one-sequence engine's only where float rounding of a batched matrix product flips a near-tied
-argmax; ``tests/decoding/test_batched.py`` cross-checks the two.
+a one-row batch's only where float rounding of a batched matrix product flips a near-tied argmax;
+``tests/decoding/test_batched.py`` cross-checks the two.
 """
 
 from __future__ import annotations
@@ -91,8 +91,10 @@ class BatchedDecoder:
         self.role = role
 
     @torch.inference_mode()
-    def generate(self, requests: list[Request], desc: str = "decoding") -> list[Generation]:
-        """Decode every request; generations in the requests' order."""
+    def generate(
+        self, requests: list[Request], desc: str = "decoding", progress: bool = True
+    ) -> list[Generation]:
+        """Decode every request; generations in the requests' order (``progress``: a progress bar)."""
         if self.draft is None and any(r.rule is not None for r in requests):
             raise ValueError("requests with an acceptance rule need a draft model")
         queue = deque(
@@ -102,7 +104,7 @@ class BatchedDecoder:
         target = SlotCache(self.model, self.vocab_size, 0)
         draft = self.draft and SlotCache(self.draft, self.vocab_size, 0)
         results: dict[int, Generation] = {}
-        with tqdm(total=len(requests), desc=desc, unit="problem", mininterval=2) as progress:
+        with tqdm(total=len(requests), desc=desc, unit="problem", mininterval=2, disable=not progress) as bar:
             while queue or active:
                 started = time.perf_counter()
                 if queue and len(active) <= 3 * self.batch_size // 4:
@@ -117,7 +119,7 @@ class BatchedDecoder:
                 for row in active:
                     if row.done:
                         results[row.index] = self._generation(row)
-                        progress.update()
+                        bar.update()
                 if len(staying) < len(active):
                     active = [active[b] for b in staying]
                     for cache in (target, draft):
