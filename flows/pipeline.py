@@ -1,11 +1,12 @@
 """Prefect flow: the AutoJudge DVC pipeline on a worker, each stage a Prefect task run through DVC.
 
 DVC stays the single source of truth for what is up to date (its lock file and cache decide whether a
-stage runs); Prefect decides where and when, retries transient failures with backoff, runs the mining
-shards in parallel and shows progress (every output line of a stage is logged to its task run). How the
-stages are driven, and why parallel shards do not go through ``dvc repro``, is explained in
-``autojudge.orchestration.dvc_stages``. Each task's registered model version and its card end up in the
-flow run's artifacts.
+stage runs); Prefect decides where and when, retries transient failures with backoff (network errors,
+servers unavailable, stages killed from outside: ``autojudge.orchestration.transient``; a bug or bad input
+fails at once), runs the mining shards in parallel and shows progress (every output line of a stage is
+logged to its task run). How the stages are driven, and why parallel shards do not go through
+``dvc repro``, is explained in ``autojudge.orchestration.dvc_stages``. Each task's registered model
+version and its card end up in the flow run's artifacts.
 """
 
 from __future__ import annotations
@@ -21,34 +22,33 @@ from prefect.tasks import exponential_backoff
 from autojudge.io import read_json
 from autojudge.orchestration.dvc_stages import (
     Stage,
-    StageError,
     device_waves,
     repro_stage,
     run_stage_command,
     stage_generations,
 )
 from autojudge.orchestration.run_params import configure_run
+from autojudge.orchestration.transient import is_transient
 from autojudge.tracking.store import tracking_uri, use_tracking
 
 RETRIES = 2
 BACKOFF_SECONDS = 10  # first retry after 10 s, then 20 s
 
 
-def is_transient(task, task_run, state) -> bool:
-    """Retry a failed stage unless it failed on bad input (retrying would fail the same way)."""
+def retry_if_transient(task, task_run, state) -> bool:
+    """Prefect's retry condition (a plain function, as Prefect requires): retry a failed stage only when its
+    error is transient."""
     try:
         state.result()
-    except StageError as error:
-        return error.transient
-    except Exception:
-        return True
+    except Exception as error:
+        return is_transient(error)
     return False
 
 
 STAGE_TASK = {
     "retries": RETRIES,
     "retry_delay_seconds": exponential_backoff(backoff_factor=BACKOFF_SECONDS),
-    "retry_condition_fn": is_transient,
+    "retry_condition_fn": retry_if_transient,
     "cache_policy": NO_CACHE,  # DVC, not Prefect, decides what is up to date
     "task_run_name": "{stage.name}",
 }

@@ -11,3 +11,8 @@ class InputError(AutoJudgeError):
 
 class ModelPairError(AutoJudgeError):
     """A draft/target pair cannot be used together."""
+
+
+class TrackingError(AutoJudgeError):
+    """MLflow failed for a reason other than a missing model, version or alias (its server cannot be
+    reached, a permission is missing): carries MLflow's message."""

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from autojudge.orchestration.dvc_stages import (
+    TRANSIENT_EXIT,
     Stage,
     StageError,
     device_waves,
@@ -98,6 +99,43 @@ def test_a_crash_is_transient_and_repro_failures_name_the_stage(project):
     assert crash.transient
     with pytest.raises(StageError, match="stage missing failed"):
         repro_stage(project, Stage("missing", ""), print)
+
+
+FAILING_STAGE = """
+from autojudge.orchestration.stage import run_stage, stage_arguments
+
+FAILURES = {"network": ConnectionRefusedError(111, "Connection refused"), "bug": ZeroDivisionError("oops")}
+
+
+def body(params, args):
+    raise FAILURES[args.failure]
+
+
+parser = stage_arguments("a stage that fails")
+parser.add_argument("--failure")
+run_stage("fails", body, parser)
+"""
+
+
+def test_a_stage_says_whether_its_error_is_transient_through_dvc_repro_too(project, repo):
+    """A network error in a stage script exits with TRANSIENT_EXIT and one line (retried), read back under
+    ``dvc repro`` (which exits with 255) from DVC's report; a bug keeps its traceback and exit 1 (not retried)."""
+    (project / "fails.py").write_text(FAILING_STAGE)
+    (project / "stage_params.yaml").write_text((repo / "params.yaml").read_text())
+    stage = {"cmd": "python fails.py --params stage_params.yaml --failure ${item}", "outs": ["${item}.txt"]}
+    (project / "dvc.yaml").write_text(
+        yaml.safe_dump({"stages": {"fails": {"foreach": ["network", "bug"], "do": stage}}})
+    )
+    [generation] = stage_generations(project)
+    stages = {stage.name: stage for stage in generation}
+    with pytest.raises(StageError) as failure:
+        repro_stage(project, stages["fails@network"], print)
+    assert failure.value.status == TRANSIENT_EXIT and failure.value.transient
+    assert "stage fails: ConnectionRefusedError: [Errno 111] Connection refused" in failure.value.tail
+    with pytest.raises(StageError) as failure:
+        run_stage_command(project, stages["fails@bug"], print)
+    assert failure.value.status == 1 and not failure.value.transient
+    assert "ZeroDivisionError: oops" in failure.value.tail
 
 
 def test_device_waves_put_one_stage_per_device():

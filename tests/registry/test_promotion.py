@@ -1,9 +1,11 @@
 """Registering, promoting and rolling back heads in a real MLflow store (SQLite in a temporary folder)."""
 
+import socket
+
 import pytest
 import torch
 
-from autojudge.errors import InputError
+from autojudge.errors import InputError, TrackingError
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.registry.promotion import (
@@ -81,3 +83,39 @@ def test_registered_model_predicts_probabilities_through_pyfunc(store):
 def test_unknown_model_uri_is_a_clear_error(store):
     with pytest.raises(InputError, match="cannot resolve models:/nothing@production"):
         resolve_head("models:/nothing@production")
+
+
+def test_rollback_and_promote_before_anything_is_registered_say_so_in_one_line(store):
+    with pytest.raises(InputError, match=f"cannot roll back model {NAME}: Registered Model .* not found"):
+        rollback(NAME)
+    with pytest.raises(InputError, match=f"model {NAME} has no version to promote"):
+        promote(NAME, None, 0.01, 1.2)
+    with pytest.raises(InputError, match=f"cannot resolve models:/{NAME}/7: .*not found"):
+        version_card(NAME, "7")
+
+
+@pytest.fixture
+def unreachable_server(store, monkeypatch):
+    """A tracking URI where nothing listens, and MLflow told not to retry (so the test takes seconds)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    return f"http://127.0.0.1:{port}"
+
+
+def test_an_unreachable_server_is_not_read_as_nothing_registered(unreachable_server):
+    """Not "no version to promote" / "nothing to roll back": a TrackingError with MLflow's message."""
+    calls = {
+        "promote": lambda: promote(NAME, None, 0.01, 1.2),
+        "roll back": lambda: rollback(NAME),
+        "resolve": lambda: resolve_head(f"models:/{NAME}@{PRODUCTION}"),
+    }
+    for what, call in calls.items():
+        with pytest.raises(TrackingError) as failure:
+            call()
+        assert not isinstance(failure.value, InputError), what
+        message = str(failure.value)
+        assert f"API request to {unreachable_server}/" in message and "\n" not in message, what

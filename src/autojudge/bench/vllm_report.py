@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from autojudge.bench.vllm_plan import EXACT, STOCK, TARGET, threshold_of
+from autojudge.io import atomic_path, write_json, write_text
 
 LABELS = {TARGET: "target alone", STOCK: "SD stock (vLLM)", EXACT: "SD exact (plugin)"}
 
@@ -144,9 +145,9 @@ def plot_tokens_per_s(path: Path, rows: list[dict[str, Any]], title: str) -> Non
     axes.set_ylabel("tokens/s (batch size 1)")
     axes.set_title(title)
     axes.legend()
-    path.parent.mkdir(parents=True, exist_ok=True)
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=120)
     plt.close(figure)
 
 
@@ -249,7 +250,6 @@ def report_markdown(report: dict[str, Any]) -> str:
 def write_outputs(report: dict[str, Any], metrics: Path, curve: Path, markdown_path: Path) -> None:
     """The report as JSON, its tokens/s curves as ``curve``.csv + .png, and its tables as markdown."""
     from autojudge.evaluation.report import write_csv
-    from autojudge.io import write_json, write_text
 
     write_json(metrics, report)
     rows = curve_rows(report)

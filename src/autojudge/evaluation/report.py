@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from autojudge.io import write_text
+from autojudge.io import atomic_path, write_text
 
 CURVE_FIELDS = ("family", "setting", "accuracy", "mat")
 
@@ -79,11 +79,9 @@ def plot_accuracy_vs_mat(
     axes.grid(alpha=0.3)
     axes.legend(loc="lower left")
     figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.stem}.tmp.png")
-    figure.savefig(temporary, dpi=120)
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=120)
     plt.close(figure)
-    temporary.replace(path)
 
 
 def markdown_table(rows: list[dict]) -> str:
@@ -97,8 +95,7 @@ def markdown_table(rows: list[dict]) -> str:
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with atomic_path(path) as temporary, temporary.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)

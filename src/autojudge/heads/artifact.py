@@ -17,6 +17,7 @@ from safetensors.torch import load_file, save_file
 
 from autojudge.errors import InputError, ModelPairError
 from autojudge.features.spec import FeatureSpec
+from autojudge.io import atomic_path
 
 FORMAT_VERSION = 1
 HEAD_FILE = "head.safetensors"
@@ -60,14 +61,12 @@ class JudgeHead:
         path = Path(path)
         if path.suffix != ".safetensors":
             path = path / HEAD_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.tmp")
         tensors = {
             "weight": self.weight.float().contiguous(),
             "bias": torch.tensor([self.bias], dtype=torch.float32),
         }
-        save_file(tensors, str(temporary), metadata={"autojudge": json.dumps(self.metadata())})
-        temporary.replace(path)
+        with atomic_path(path) as temporary:
+            save_file(tensors, str(temporary), metadata={"autojudge": json.dumps(self.metadata())})
         return path
 
     def check_models(

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 from datasets import Dataset
 
 from autojudge.errors import InputError
+from autojudge.io import atomic_path
 from autojudge.mining.search import MinedProblem, Mismatch
 
 COLUMNS = ("problem_id", "position", "target_token", "draft_token", "important", "prompt_ids", "response_ids")
@@ -33,11 +34,8 @@ def mined_rows(problems: list[MinedProblem]) -> list[dict]:
 
 def write_parquet(path: Path, rows: list[dict]) -> None:
     """Write rows as Parquet atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    Dataset.from_list(rows).to_parquet(str(temporary))
-    temporary.replace(path)
+    with atomic_path(path) as temporary:
+        Dataset.from_list(rows).to_parquet(str(temporary))
 
 
 def read_parquet(path: Path, columns: tuple[str, ...]) -> Dataset:

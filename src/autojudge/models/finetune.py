@@ -29,7 +29,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from autojudge.engines.hf import HFEngine
 from autojudge.errors import InputError
-from autojudge.io import write_json
+from autojudge.io import atomic_path, write_json
 from autojudge.models.batches import padded_batch
 from autojudge.models.distill import response_loss
 from autojudge.models.lora import adapter_state, add_lora, load_adapter_state
@@ -202,8 +202,6 @@ def train_adapter(
 
 
 def _save_checkpoint(path: Path, model, optimizer, order: random.Random, state: dict, made_by: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
     kept = {
         "made_by": made_by,
         "adapter": adapter_state(model),
@@ -212,21 +210,19 @@ def _save_checkpoint(path: Path, model, optimizer, order: random.Random, state: 
         "torch_rng": torch.get_rng_state(),
         "state": state,
     }
-    torch.save(kept, temporary)
-    temporary.replace(path)
+    with atomic_path(path) as temporary:
+        torch.save(kept, temporary)
 
 
 def _save_adapter(model: PreTrainedModel, settings: FinetuneParams, state: dict, made_by: dict) -> dict:
     adapter = Path(settings.adapter)
-    adapter.parent.mkdir(parents=True, exist_ok=True)
-    temporary = adapter.with_name(f".{adapter.name}.tmp")
     metadata = {
         "made_by": json.dumps(made_by, sort_keys=True),
         "alpha": str(settings.alpha),
         "steps": str(state["step"]),
     }
-    save_file(adapter_state(model), str(temporary), metadata=metadata)
-    temporary.replace(adapter)
+    with atomic_path(adapter) as temporary:
+        save_file(adapter_state(model), str(temporary), metadata=metadata)
     summary = {
         "steps": state["step"],
         "training_seconds": round(state["seconds"], 1),

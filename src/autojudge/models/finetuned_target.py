@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from autojudge.errors import InputError
+from autojudge.io import atomic_path
 from autojudge.models.finetune import (
     Evaluation,
     curve_path,
@@ -55,7 +56,8 @@ def plot_learning_curve(curve: list[dict], path: Path, title: str, decay_start: 
     axes.grid(alpha=0.3)
     axes.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=120)
     plt.close(figure)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from autojudge.errors import InputError, ModelPairError
+from autojudge.io import atomic_path
 
 DTYPES = {
     "float32": torch.float32,
@@ -59,15 +59,9 @@ def load_causal_lm(
 
 def save_checkpoint(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, out: Path) -> None:
     """Model (with its generation config) and tokenizer at ``out``, written beside it and renamed into place."""
-    out = Path(out)
-    temporary = out.with_name(f".{out.name}.tmp")
-    if temporary.exists():
-        shutil.rmtree(temporary)
-    model.save_pretrained(temporary)
-    tokenizer.save_pretrained(temporary)
-    if out.exists():
-        shutil.rmtree(out)
-    temporary.replace(out)
+    with atomic_path(out) as temporary:
+        model.save_pretrained(temporary)
+        tokenizer.save_pretrained(temporary)
 
 
 # tokens that end a turn in the chat templates of the supported families (ChatML, Llama 3, Llama 2)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -27,7 +28,10 @@ from pathlib import Path
 from autojudge.errors import AutoJudgeError
 
 TAIL_LINES = 40
-USER_ERROR = re.compile(r"^stage [\w@.-]+: ")  # autojudge.orchestration.stage.run_stage's one-line user error
+TRANSIENT_EXIT = 75  # a stage script's exit status after a transient error (sysexits.h: EX_TEMPFAIL)
+# killed from outside (the OOM killer, a stopped worker): -signal from Popen, 128 + signal from a shell
+KILLED = frozenset({-signal.SIGKILL, -signal.SIGTERM, 128 + signal.SIGKILL, 128 + signal.SIGTERM})
+DVC_RUN_FAILED = re.compile(r"failed to run: .*, exited with (-?\d+)$")  # dvc repro on a failed command
 _DVC_LOCK = threading.Lock()
 
 
@@ -48,9 +52,18 @@ class StageError(AutoJudgeError):
         )
 
     @property
+    def status(self) -> int:
+        """The stage command's exit status: its own, or the one ``dvc repro`` reports (DVC exits 255)."""
+        for line in reversed(self.tail):
+            if found := DVC_RUN_FAILED.search(line):
+                return int(found.group(1))
+        return self.returncode
+
+    @property
     def transient(self) -> bool:
-        """Worth retrying: not a user error (bad input names itself in one ``stage <name>: ...`` line)."""
-        return not any(USER_ERROR.match(line) for line in self.tail)
+        """Worth retrying: the stage failed on a transient error (``TRANSIENT_EXIT``: a network error, a
+        server unavailable) or was killed from outside; a user error (exit 2) or a bug (a traceback) is not."""
+        return self.status == TRANSIENT_EXIT or self.status in KILLED
 
 
 def stage_generations(root: Path) -> list[list[Stage]]:

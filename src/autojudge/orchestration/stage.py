@@ -6,11 +6,15 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from autojudge.errors import AutoJudgeError, InputError
 from autojudge.io import write_json
+from autojudge.orchestration.dvc_stages import TRANSIENT_EXIT
+from autojudge.orchestration.transient import is_transient
 from autojudge.params import Params, load_params
+
+USER_ERROR_EXIT = 2
 
 
 def stage_arguments(description: str) -> argparse.ArgumentParser:
@@ -23,13 +27,24 @@ def stage_arguments(description: str) -> argparse.ArgumentParser:
 def run_stage(
     name: str, body: Callable[[Params, argparse.Namespace], None], parser: argparse.ArgumentParser
 ) -> None:
-    """Run ``body(params, args)``; a user error prints ``stage <name>: <message>`` and exits with 2."""
+    """Run ``body(params, args)``. A user error prints ``stage <name>: <message>`` and exits with 2; a
+    transient error (``is_transient``: network, server unavailable) prints the same line and exits with
+    ``TRANSIENT_EXIT``, which the orchestrator retries; any other error (a bug) keeps its traceback."""
     args = parser.parse_args()
     try:
         body(load_params(args.params, args.task), args)
-    except AutoJudgeError as error:
-        print(f"stage {name}: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+    except Exception as error:
+        if is_transient(error):
+            _fail(name, error, TRANSIENT_EXIT)
+        if isinstance(error, AutoJudgeError):
+            _fail(name, error, USER_ERROR_EXIT)
+        raise
+
+
+def _fail(name: str, error: Exception, status: int) -> NoReturn:
+    message = str(error) if isinstance(error, AutoJudgeError) else f"{type(error).__name__}: {error}"
+    print(f"stage {name}: {message}", file=sys.stderr)
+    raise SystemExit(status) from None
 
 
 def run_entry_stage(

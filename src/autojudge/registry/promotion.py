@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from autojudge.errors import InputError
 from autojudge.tracking.heads import version_card
+from autojudge.tracking.mlflow_errors import is_not_found, mlflow_errors
 from autojudge.tracking.store import use_tracking
 
 CANDIDATE, PRODUCTION = "candidate", "production"
@@ -25,12 +26,13 @@ def register_version(model_uri: str, name: str, description: str, tags: dict[str
     import mlflow
 
     use_tracking()
-    version = mlflow.register_model(model_uri, name).version
-    client = _client()
-    client.update_model_version(name, version, description=description)
-    for key, value in tags.items():
-        client.set_model_version_tag(name, version, key, value)
-    client.set_registered_model_alias(name, alias, version)
+    with mlflow_errors(f"cannot register {model_uri} as {name}"):
+        version = mlflow.register_model(model_uri, name).version
+        client = _client()
+        client.update_model_version(name, version, description=description)
+        for key, value in tags.items():
+            client.set_model_version_tag(name, version, key, value)
+        client.set_registered_model_alias(name, alias, version)
     return str(version)
 
 
@@ -128,12 +130,15 @@ def _history(client, name: str) -> list[str]:
 
 
 def _alias_version(client, name: str, alias: str) -> str | None:
+    """The version ``alias`` points at; None when the model or the alias does not exist."""
     from mlflow.exceptions import MlflowException
 
     try:
         return str(client.get_model_version_by_alias(name, alias).version)
-    except MlflowException:
-        return None
+    except MlflowException as error:
+        if is_not_found(error):
+            return None
+        raise
 
 
 def promote(
@@ -144,27 +149,29 @@ def promote(
     temperature: float | None = None,
 ) -> tuple[str, GateResult]:
     """Move ``production`` to ``version`` (default: the candidate) if its card passes the gates."""
-    client = _client()
-    version = version or _alias_version(client, name, CANDIDATE)
-    if version is None:
-        raise InputError(f"model {name} has no version to promote (no '{CANDIDATE}' alias)")
-    result = check_gates(version_card(name, version), max_accuracy_drop, min_mat_gain, temperature)
-    if result.passed:
-        current = _alias_version(client, name, PRODUCTION)
-        if current != version:
-            history = _history(client, name) + ([current] if current else [])
-            client.set_registered_model_tag(name, HISTORY_TAG, json.dumps(history))
-            client.set_registered_model_alias(name, PRODUCTION, version)
+    with mlflow_errors(f"cannot promote model {name}"):
+        client = _client()
+        version = version or _alias_version(client, name, CANDIDATE)
+        if version is None:
+            raise InputError(f"model {name} has no version to promote (no '{CANDIDATE}' alias)")
+        result = check_gates(version_card(name, version), max_accuracy_drop, min_mat_gain, temperature)
+        if result.passed:
+            current = _alias_version(client, name, PRODUCTION)
+            if current != version:
+                history = _history(client, name) + ([current] if current else [])
+                client.set_registered_model_tag(name, HISTORY_TAG, json.dumps(history))
+                client.set_registered_model_alias(name, PRODUCTION, version)
     return version, result
 
 
 def rollback(name: str) -> str:
     """Point ``production`` back at the version it had before the last promotion; returns that version."""
-    client = _client()
-    history = _history(client, name)
-    if not history:
-        raise InputError(f"model {name} has no earlier production version to roll back to")
-    previous = history.pop()
-    client.set_registered_model_tag(name, HISTORY_TAG, json.dumps(history))
-    client.set_registered_model_alias(name, PRODUCTION, previous)
+    with mlflow_errors(f"cannot roll back model {name}"):
+        client = _client()
+        history = _history(client, name)
+        if not history:
+            raise InputError(f"model {name} has no earlier production version to roll back to")
+        previous = history.pop()
+        client.set_registered_model_tag(name, HISTORY_TAG, json.dumps(history))
+        client.set_registered_model_alias(name, PRODUCTION, previous)
     return previous

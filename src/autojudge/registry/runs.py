@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from autojudge.heads.artifact import load_head
+from autojudge.io import write_text
 from autojudge.registry.pyfunc import JudgeHeadModel, input_example, model_signature
 from autojudge.tracking.store import experiment, use_tracking
 
@@ -53,8 +54,8 @@ def log_model_and_card(
     use_tracking()
     with tempfile.TemporaryDirectory() as scratch, mlflow.start_run(run_id=run_id):
         card_json, card_md = Path(scratch) / "card.json", Path(scratch) / "card.md"
-        card_json.write_text(json.dumps(card, indent=2))
-        card_md.write_text(card_markdown)
+        write_text(card_json, json.dumps(card, indent=2))
+        write_text(card_md, card_markdown)
         mlflow.log_metrics(metrics)
         for path in [*artifacts, card_json, card_md]:
             mlflow.log_artifact(str(path), artifact_path="card")

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from autojudge.engines.base import GenerationEngine
 from autojudge.errors import InputError
+from autojudge.io import atomic_path, write_text
 from autojudge.models.pair import ModelPair
 from autojudge.models.runtime import engine_from
 from autojudge.params import Params, SelfJudgeParams
@@ -131,11 +132,9 @@ def write_relabeled_features(features_dir: Path, out_dir: Path, relabeled: Relab
             "autojudge_important", pc.cast(pa.array(relabeled.autojudge_important[order]), pa.bool_())
         )
     table = table.append_column("score", pa.array(relabeled.scores[order]))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    temporary = out_dir / ".features.parquet.tmp"
-    pq.write_table(table, temporary)
-    temporary.replace(out_dir / "features.parquet")
-    (out_dir / "spec.json").write_bytes((Path(features_dir) / "spec.json").read_bytes())
+    with atomic_path(out_dir / "features.parquet") as temporary:
+        pq.write_table(table, temporary)
+    write_text(out_dir / "spec.json", (Path(features_dir) / "spec.json").read_text(encoding="utf-8"))
     return len(order)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from autojudge.io import write_text
 from autojudge.sandbox import SandboxJob, SandboxPool
 from autojudge.sandbox.outcomes import PASS
 from autojudge.tasks.base import Example, Task
@@ -142,11 +143,7 @@ class CodeRunner:
     def _store(self, key: str, report: str) -> None:
         self._cache[key] = report
         if self.cache_dir is not None:
-            path = self.cache_dir / key[:2] / f"{key}.json"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_name(f".{path.name}.{threading.get_ident()}.tmp")
-            temporary.write_text(report, encoding="utf-8")
-            temporary.replace(path)
+            write_text(self.cache_dir / key[:2] / f"{key}.json", report)
 
     def reports(self, programs: Sequence[str], examples: Sequence[CodeExample]) -> list[str]:
         """The test report of each program on its example's tests, running all new pairs at once."""

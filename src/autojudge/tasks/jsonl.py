@@ -10,6 +10,7 @@ from typing import Any
 from datasets import Dataset
 
 from autojudge.errors import InputError
+from autojudge.io import atomic_path
 
 
 def read_jsonl(path: Path, required: Mapping[str, type | tuple[type, ...]]) -> Dataset:
@@ -45,9 +46,6 @@ def read_jsonl(path: Path, required: Mapping[str, type | tuple[type, ...]]) -> D
 
 
 def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Write rows as JSON Lines through `datasets`, atomically (temporary file, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    Dataset.from_list([dict(row) for row in rows]).to_json(temporary, lines=True, force_ascii=False)
-    temporary.replace(path)
+    """Write rows as JSON Lines through `datasets`, atomically."""
+    with atomic_path(path) as temporary:
+        Dataset.from_list([dict(row) for row in rows]).to_json(temporary, lines=True, force_ascii=False)

@@ -7,19 +7,16 @@ from pathlib import Path
 
 from autojudge.errors import InputError
 from autojudge.heads.artifact import JudgeHead, load_head
+from autojudge.tracking.mlflow_errors import mlflow_errors
 from autojudge.tracking.store import use_tracking
 
 
 def _artifacts_dir(uri: str) -> Path:
-    from mlflow.exceptions import MlflowException
-
     import mlflow
 
     use_tracking()
-    try:
+    with mlflow_errors(f"cannot resolve {uri}"):
         return Path(mlflow.artifacts.download_artifacts(artifact_uri=uri))
-    except MlflowException as error:
-        raise InputError(f"cannot resolve {uri}: {error.message}") from None
 
 
 def version_card(name: str, version: str) -> dict:

@@ -8,6 +8,8 @@ from pathlib import Path
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
 
+from autojudge.io import atomic_path
+
 BOS, EOS, PAD = "<|bos|>", "<|eos|>", "<|pad|>"
 
 
@@ -39,5 +41,5 @@ def train_toy_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedToke
 
 
 def save_tokenizer(tokenizer: PreTrainedTokenizerFast, directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    tokenizer.save_pretrained(directory)
+    with atomic_path(directory) as temporary:
+        tokenizer.save_pretrained(temporary)

@@ -14,7 +14,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from autojudge.engines.hf import HFEngine
 from autojudge.models.batches import padded_batch
-from autojudge.models.pair import load_tokenizer
+from autojudge.models.pair import load_tokenizer, save_checkpoint
 from autojudge.params import ToyModelParams, ToyParams
 from autojudge.world.corpus import Probe, TrainingText, held_out_keys, probes, text_stream
 from autojudge.world.tokenizer import train_toy_tokenizer
@@ -128,9 +128,7 @@ def train_model(
 
 
 def save_model(model: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(directory, safe_serialization=True)
-    tokenizer.save_pretrained(directory)
+    save_checkpoint(model, tokenizer, directory)
 
 
 def train_toy_pair(
