@@ -45,7 +45,6 @@ SHARES = {
             "tests/evaluation/test_vllm_sweep.py",
             "tests/vllm_plugin/test_constraints.py",
             "tests/vllm_plugin/test_engine.py",
-            "tests/vllm_plugin/test_proposers.py",
             "tests/vllm_plugin/test_sampled.py",
             "tests/vllm_plugin/test_server.py",
             "tests/world/test_quality.py",

@@ -1,6 +1,6 @@
 """The plugin on the proposers vLLM serves besides a draft model (real vLLM CPU build, toy target).
 
-Both against target greedy (the session's reference, which stock exact speculative decoding equals).
+Both against target greedy (the reference engine's; stock exact speculative decoding equals it).
 EAGLE: a head for the toy target (drawn at random and not trained: its drafts are poor, which verification
 does not mind), whose engine's rule reads the drafter's logits, so that they are EAGLE's. N-gram: prompt
 lookup, with no drafter logits, so rules that read them are refused at start. For each: exact is
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from autojudge.decoding.factory import target_only
 from autojudge.errors import InputError
 from autojudge.models.prompts import encode_prompt
 from autojudge.vllm_plugin.engine import decode, speculative_llm
@@ -39,9 +40,10 @@ def eagle_head(repo, params, tmp_path_factory):
 
 
 def _llm(repo, params, method: str, draft, rule):
-    """An engine of ``method``; n-gram engines in their own process: vLLM 0.32 CPU's kernel rebinding
-    (``triton_utils/dispatcher.py``) fails on numba objects the n-gram proposer imports, so an engine
-    started in-process after one would not start."""
+    """An engine of ``method``; n-gram engines in their own process: after an in-process one, vLLM 0.32
+    CPU's kernel rebinding (``triton_utils/dispatcher.py``) fails on numba objects the n-gram proposer
+    imports, so the next engine started in the process would not start. (This module shares no session
+    engine: shutting an engine down tears down the distributed state that in-process engines share.)"""
     vllm = params.mining.vllm
     return speculative_llm(
         repo / params.pair.target, draft, WINDOW, rule, vllm.engine_kwargs, params.pair.dtype,
@@ -75,9 +77,7 @@ def _allowed_only(llm, prompts, eos, allowed, extra_args) -> list[list[int]]:
 
 
 @pytest.mark.parametrize("method", ["eagle", "ngram"])
-def test_the_plugin_verifies_the_proposer(
-    method, repo, params, toy_pair, prompts, eagle_head, toy_target_greedy
-):
+def test_the_plugin_verifies_the_proposer(method, repo, params, toy_pair, prompts, eagle_head):
     """Exact requests batched with accept-everything ones (so that the plugin decides every step) emit
     target greedy's tokens, as stock vLLM's exact speculative decoding does."""
     draft = eagle_head if method == "eagle" else None
@@ -94,7 +94,7 @@ def test_the_plugin_verifies_the_proposer(
             fsd = decode(judged, prompts, MAX_TOKENS, eos, override={"rule": "fsd-tv", "threshold": 1.0})
     finally:
         judged.llm_engine.engine_core.shutdown()
-    greedy = [response[:MAX_TOKENS] for _, _, response in toy_target_greedy.items[:PROBLEMS]]
+    greedy = [target_only(toy_pair, MAX_TOKENS).generate(prompt).tokens for prompt in prompts]
     assert [r.tokens for r in exact] == greedy
     assert _mat(lossy) > _mat(exact)
     assert any(set(r.tokens) - set(allowed) for r in lossy), "control: nothing to forbid"
