@@ -22,8 +22,6 @@ WRITE_FUNCTIONS = {"save_file", "torch.save", "np.save", "np.savez", "json.dump"
 OPENERS = {"open", "fdopen"}  # builtin open, Path.open, os.fdopen, gzip.open: a write when the mode says so
 
 ALLOWED = {  # module:function -> why it may write directly
-    "src/autojudge/models/eagle.py:save_head": "writes a temporary directory beside the head, then renames",
-    "src/autojudge/models/eagle_training.py:_save": "writes a temporary beside the checkpoint, then renames",
     "src/autojudge/sandbox/runner.py:Sandbox._run": "a sandboxed job's files, in its private temporary "
     "directory (deleted afterwards)",
     "src/autojudge/sandbox/launcher.py:_write_file": "kernel files (/proc/self/uid_map), not outputs",

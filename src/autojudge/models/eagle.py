@@ -13,7 +13,6 @@ the target's (a checkpoint without them shares them), so a saved head holds ``fc
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from transformers import LlamaConfig, PreTrainedModel
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRotaryEmbedding
 
 from autojudge.errors import InputError
-from autojudge.io import write_json
+from autojudge.io import atomic_path, write_json
 
 WEIGHTS = "model.safetensors"
 
@@ -105,17 +104,13 @@ def new_head(target: PreTrainedModel, seed: int = 0) -> EagleHead:
 
 def save_head(head: EagleHead, out: Path) -> None:
     """``config.json`` and ``model.safetensors`` at ``out``, written beside it and renamed into place."""
-    out = Path(out)
-    temporary = out.with_name(f".{out.name}.tmp")
-    if temporary.exists():
-        shutil.rmtree(temporary)
-    temporary.mkdir(parents=True)
-    config = {k: v for k, v in head.config.to_dict().items() if not k.startswith("_")}
-    write_json(temporary / "config.json", config)
-    save_file({k: v.contiguous() for k, v in head.weights().items()}, temporary / WEIGHTS, {"format": "pt"})
-    if out.exists():
-        shutil.rmtree(out)
-    temporary.replace(out)
+    with atomic_path(out) as temporary:
+        temporary.mkdir()
+        config = {k: v for k, v in head.config.to_dict().items() if not k.startswith("_")}
+        write_json(temporary / "config.json", config)
+        save_file(
+            {k: v.contiguous() for k, v in head.weights().items()}, temporary / WEIGHTS, {"format": "pt"}
+        )
 
 
 def load_head(directory: Path, target: PreTrainedModel) -> EagleHead:

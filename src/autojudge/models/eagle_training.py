@@ -11,7 +11,6 @@ elsewhere, so that DVC can keep the training state apart from the head).
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from tqdm import tqdm
 from transformers import PreTrainedModel
 
 from autojudge.errors import InputError
-from autojudge.io import write_json
+from autojudge.io import atomic_path, write_json
 from autojudge.models.eagle import EagleExamples, EagleHead, agreement, new_head, save_head
 
 CHECKPOINT = "checkpoint.pt"
@@ -67,9 +66,8 @@ def _loss(
 
 
 def _save(path: Path, state: dict) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(state, temporary)
-    temporary.replace(path)
+    with atomic_path(path) as temporary:
+        torch.save(state, temporary)
 
 
 def _curve(state: dict) -> dict:
