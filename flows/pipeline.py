@@ -106,9 +106,11 @@ def autojudge_pipeline(
     devices: list[str] | None = None,
     workdir: str = ".",
 ) -> dict[str, dict]:
-    """The DVC pipeline of the checkout in ``workdir``, from its params.yaml changed by the parameters.
+    """The DVC pipeline of the checkout in ``workdir``, from its own params.yaml changed by the parameters
+    (``autojudge.orchestration.presets``: params.yaml becomes a view of the checkout's own file, kept in
+    .preset/; each run starts from that file, never from an earlier run's).
 
-    preset: pair preset merged into params.yaml (``toy``: none); task: the task the run is for, checked
+    preset: pair preset merged over params.yaml (``toy``: none); task: the task the run is for, checked
     against the preset; shards: number of mining shards (``mining.shards``); threshold_policy,
     target_recall, accuracy_budget: how the judge threshold is chosen (``train.*``: ``recall`` keeps
     target_recall of the important tokens on validation, ``accuracy`` the largest threshold within

@@ -19,3 +19,11 @@ def test_params_check_passes_the_committed_file_and_names_a_bad_key(autojudge, r
         "its splits (toy.splits): train, validation, test"
     )
     assert result.stderr.count("\n") == 1  # one line
+
+
+def test_params_check_names_the_active_preset(autojudge, repo, tmp_path):
+    shutil.copy(repo / "params.yaml", tmp_path / "params.yaml")
+    shutil.copytree(repo / "presets", tmp_path / "presets")
+    assert autojudge("preset", "smollm2-cpu", cwd=tmp_path).returncode == 0
+    checked = autojudge("params", "check", cwd=tmp_path)
+    assert checked.stdout == "params.yaml: ok (preset smollm2-cpu over your own .preset/params.yaml)\n"

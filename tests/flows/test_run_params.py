@@ -1,4 +1,5 @@
-"""A run's parameters merged into params.yaml: preset, shard count, threshold policy, task check."""
+"""A run's parameters merged over the checkout's own params.yaml: preset, shard count, threshold policy,
+task check; each run starts from the checkout's own file, never from an earlier run's."""
 
 from __future__ import annotations
 
@@ -46,9 +47,14 @@ def test_a_run_that_changes_nothing_leaves_params_yaml_untouched(workdir):
 
 
 def test_a_preset_is_merged_and_the_run_overrides_it(workdir):
+    own = (workdir / "params.yaml").read_bytes()
     params = configure_run(workdir, "gsm8k-llama", "gsm8k", 2, KEEP)
     assert params.task.name == "gsm8k" and params.pair.device == "cuda" and params.toy is None
     assert params.mining.shards == [0, 1]  # the preset's 8 shards, overridden by the run
+    params = configure_run(workdir, "smollm2-cpu", None, None, KEEP)  # the next run: nothing of the last
+    assert params.mining.shards == [0] and params.pair.name == "smollm2-135m-distilled"
+    configure_run(workdir, "toy", None, None, KEEP)
+    assert (workdir / "params.yaml").read_bytes() == own
 
 
 def test_a_task_that_does_not_match_the_preset_stops(workdir):

@@ -1,4 +1,4 @@
-"""``autojudge preset``: merge a pair preset into params.yaml."""
+"""``autojudge preset``: run the pipeline with a pair preset merged over the user's params.yaml."""
 
 from __future__ import annotations
 
@@ -9,15 +9,20 @@ import typer
 
 
 def preset(
-    name: Annotated[str, typer.Argument(help="Preset in presets/ (e.g. gsm8k-llama), or 'toy'.")],
+    name: Annotated[str, typer.Argument(help="Preset in presets/ (e.g. gsm8k-llama), or 'toy' (none).")],
     root: Annotated[Path, typer.Option(help="Project directory holding params.yaml and presets/.")] = Path(),
+    force: Annotated[
+        bool, typer.Option(help="Replace a preset's params.yaml even if it was edited by hand.")
+    ] = False,
 ) -> None:
-    """Merge a pair preset into params.yaml (validated first), ready for `dvc repro`."""
-    from autojudge.orchestration.presets import apply_preset, merged_params
+    """Make params.yaml your own file with a pair preset merged in (validated first), ready for `dvc repro`;
+    your own file is kept in .preset/params.yaml, and `autojudge preset toy` puts it back byte for byte."""
+    from autojudge.orchestration.presets import active_preset, apply_preset
 
-    apply_preset(root, name)
-    _, settings = merged_params(root, "toy")
+    settings = apply_preset(root, name, force=force)
+    active = active_preset(root)
+    source = "your own" if active is None else f"preset {active} over your own (.preset/params.yaml)"
     typer.echo(
-        f"params.yaml: task {settings.task.name}, pair {settings.pair.name} "
+        f"params.yaml: {source}: task {settings.task.name}, pair {settings.pair.name} "
         f"({settings.pair.draft} -> {settings.pair.target}, {settings.pair.dtype} on {settings.pair.device})"
     )

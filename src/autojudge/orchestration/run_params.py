@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from autojudge.errors import InputError
-from autojudge.io import write_text
-from autojudge.orchestration.presets import apply_preset, overlay
-from autojudge.params import Params, load_params, validate_params
+from autojudge.orchestration.presets import apply_preset
+from autojudge.params import Params
 
 
 def run_overrides(shards: int | None, threshold: dict[str, object]) -> dict:
-    """The params.yaml changes a run asks for beyond its preset (``None`` values: keep what is there).
+    """The params changes a run asks for beyond its preset (``None`` values: keep what is there).
 
     ``threshold``: the threshold policy's ``train`` keys (threshold_policy, target_recall, accuracy_budget).
     """
@@ -31,18 +28,12 @@ def run_overrides(shards: int | None, threshold: dict[str, object]) -> dict:
 def configure_run(
     workdir: Path, preset: str, task: str | None, shards: int | None, threshold: dict[str, object]
 ) -> Params:
-    """Merge ``preset`` and the run's overrides into ``workdir/params.yaml``; check the task it names.
+    """Make ``workdir/params.yaml`` the checkout's own params with ``preset`` and the run's overrides merged
+    in (``autojudge.orchestration.presets``: never over an earlier run's); check the task it names.
 
     params.yaml is rewritten only when something changes, so an unchanged run leaves DVC up to date.
     """
-    apply_preset(workdir, preset)
-    path = workdir / "params.yaml"
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    merged = overlay(raw, run_overrides(shards, threshold))
-    validate_params(merged, f"{path} with the run's parameters")
-    if merged != raw:
-        write_text(path, yaml.safe_dump(merged, sort_keys=False))
-    params = load_params(path)
+    params = apply_preset(workdir, preset, run_overrides(shards, threshold))
     if task is not None and params.task.name != task:
         raise InputError(
             f"task {task!r} does not match preset {preset!r}, which runs task {params.task.name!r}"
