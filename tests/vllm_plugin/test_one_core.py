@@ -1,8 +1,9 @@
 """One verification core, two paths: for every registered rule, random batches mixing greedy and sampled
 requests are verified by the reference engines' step (``decoding.sampling.verify``, one request at a time,
 drawing its uniforms from the request's seed) and by the plugin (vLLM's real ``rejection_sample`` on the CPU
-build, with the patch installed and the same seeds). Both accept the same positions; greedy requests emit
-the same tokens. Sampled correction and bonus tokens are vLLM's own and not compared.
+build, with the patch installed and the same seeds). Both accept the same positions and count the same lossy
+accepts per request; greedy requests emit the same tokens. Sampled correction and bonus tokens are vLLM's own
+and not compared.
 
 Ties: the core compares u <= p(x) in float32, as vLLM's CPU kernel does, so the two paths agree even where u
 rounds to p(x); the plugin hands vLLM u = 0 on every row the rule accepts, so no tie can undo an acceptance.
@@ -75,9 +76,10 @@ def _batch(seed: int) -> dict:
     return {"requests": requests, "seeds": [1000 * seed + b for b in range(len(counts))]}
 
 
-def _reference(rule, batch: dict) -> list[list[int]]:
-    """Each request's accepted drafts and following token, verified alone as the reference engines do."""
-    out = []
+def _reference(rule, batch: dict) -> tuple[list[list[int]], list[int]]:
+    """Each request's accepted drafts and following token, verified alone as the reference engines do, and
+    its lossy accepts."""
+    out, lossy = [], []
     for (target, drafts, draft_logits, hidden), temperature, seed in zip(
         batch["requests"], TEMPERATURES, batch["seeds"], strict=True
     ):
@@ -85,11 +87,13 @@ def _reference(rule, batch: dict) -> list[list[int]]:
         generator = sampling.generator() if sampling else None
         verdict = verify(rule, target, drafts.tolist(), draft_logits, hidden, None, sampling, generator)
         out.append([*drafts[: verdict.accepted].tolist(), verdict.follow])
-    return out
+        lossy.append(verdict.mismatches)
+    return out, lossy
 
 
-def _plugin(rejection_sample, rule, batch: dict) -> list[list[int]]:
-    """The same requests as one vLLM step: processed logits, seeded generators, the rule's step open."""
+def _plugin(rejection_sample, rule, batch: dict) -> tuple[list[list[int]], list[int]]:
+    """The same requests as one vLLM step: processed logits, seeded generators, the rule's step open; and
+    the lossy accepts per request the step left for the counters."""
     from vllm.v1.sample.logits_processor import LogitsProcessors
     from vllm.v1.sample.metadata import SamplingMetadata
 
@@ -125,7 +129,7 @@ def _plugin(rejection_sample, rule, batch: dict) -> list[list[int]]:
         )
     finally:
         ACTIVE.reset(token)
-    return [[t for t in row if t >= 0] for row in out.tolist()]
+    return [[t for t in row if t >= 0] for row in out.tolist()], context.lossy.tolist()
 
 
 @pytest.mark.parametrize("name", RULES)
@@ -134,7 +138,11 @@ def test_the_reference_engines_and_the_plugin_verify_alike(rejection_sample, nam
     lossy = 0
     for seed in range(BATCHES):
         batch = _batch(seed)
-        reference, plugin = _reference(rule, batch), _plugin(rejection_sample, rule, batch)
+        (reference, reference_lossy), (plugin, plugin_lossy) = (
+            _reference(rule, batch),
+            _plugin(rejection_sample, rule, batch),
+        )
+        assert plugin_lossy == reference_lossy, f"lossy accepts per request of batch {seed}"
         for b, (ours, theirs) in enumerate(zip(reference, plugin, strict=True)):
             assert len(ours) == len(theirs), f"request {b} of batch {seed}: {ours} vs {theirs}"
             if TEMPERATURES[b] == 0:

@@ -151,3 +151,22 @@ def test_a_step_where_every_request_verifies_exactly_is_left_to_vllm():
     assert state.step_context(runner, _metadata([2, 1], [1, 2, 3])) is None
     runner = _runner(["a", "c"], {"a": exact, "c": SimpleNamespace(extra_args=None)})
     assert state.step_context(runner, _metadata([2, 1], [1, 2, 3])).rule_of_row.tolist() == [0, 0, 1]
+
+
+def test_a_step_counts_real_drafts_and_lossy_accepts_by_request_and_rule():
+    from autojudge.vllm_plugin.counters import LossyCounts
+
+    exact = SimpleNamespace(extra_args={"autojudge_rule": "exact"})
+    plain = SimpleNamespace(extra_args=None)
+    state = _state(drafted={"a", "b"})
+    state.counts = LossyCounts(None)
+    # a: topk, 2 drafts; z: no drafts; b: exact, 1 draft; c: topk, 2 placeholders (drafter skipped)
+    runner = _runner(["a", "z", "b", "c"], {"a": plain, "z": plain, "b": exact, "c": plain})
+    state.step_context(runner, _metadata([2, 0, 1, 2], [1, 2, 3, 0, 0]))
+    state.count_step(torch.tensor([1, 0, 0, 0]))
+    assert state.counts.requests == {"a": [1, 2], "b": [0, 1]}
+    runner = _runner(["b"], {"b": exact})
+    assert state.step_context(runner, _metadata([1], [4])) is None  # vLLM decides: no lossy counts
+    state.count_step(None)
+    assert state.counts.requests["b"] == [0, 2]
+    assert state.counts.totals["topk"][0] >= 1 and state.counts.totals["exact"][0] == 0

@@ -1,8 +1,11 @@
-"""Per-request control through vLLM's OpenAI server on loopback (`served_target`: plugin on, rule exact)."""
+"""Per-request control through vLLM's OpenAI server on loopback (`served_target`: plugin on, rule exact),
+and the lossy-accept counters on its ``/metrics``."""
 
 from __future__ import annotations
 
 import json
+import re
+import urllib.request
 
 import pytest
 from helpers import post_completion
@@ -14,7 +17,10 @@ pytestmark = pytest.mark.slow
 PROBLEMS = 4
 
 
-def _complete(url: str, prompt: list[int], max_tokens: int, xargs: dict | None) -> tuple[int, dict]:
+def _complete(
+    url: str, prompt: list[int], max_tokens: int, xargs: dict | None, seed: int | None = None
+) -> tuple[int, dict]:
+    """Greedy with the target's logprobs, or sampled at temperature 1 with ``seed``."""
     body = {
         "model": "target",
         "prompt": prompt,
@@ -23,6 +29,8 @@ def _complete(url: str, prompt: list[int], max_tokens: int, xargs: dict | None) 
         "logprobs": 1,
         "return_tokens_as_token_ids": True,
     }
+    if seed is not None:
+        body.update(temperature=1.0, seed=seed, logprobs=None)
     if xargs is not None:
         body["vllm_xargs"] = xargs
     return post_completion(url, body)
@@ -76,3 +84,52 @@ def test_a_rule_the_engine_cannot_serve_is_an_http_400(served_target, toy_target
     status, body = _complete(served_target, prompt, 8, xargs)
     assert status == 400, body
     assert reason in json.dumps(body).replace("\\'", "'").replace('\\"', '"'), body
+
+
+COUNTER = re.compile(
+    r'^autojudge_(lossy_accepted|verified_draft)_tokens_total\{rule="([^"]+)"\} (\S+)$', re.M
+)
+
+
+def _counters(url: str) -> dict[tuple[str, str], float]:
+    """The server's autojudge counters: (lossy_accepted | verified_draft, rule) -> value."""
+    with urllib.request.urlopen(f"{url.removesuffix('/v1')}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    return {(kind, rule): float(value) for kind, rule, value in COUNTER.findall(text)}
+
+
+def _moved(url: str, before: dict, kind: str, rule: str) -> float:
+    return _counters(url).get((kind, rule), 0.0) - before.get((kind, rule), 0.0)
+
+
+def test_the_metrics_count_lossy_accepts_by_rule(served_target, toy_pair, arith_task, params):
+    from autojudge.models.prompts import encode_prompt
+
+    cap = params.decoding.max_new_tokens
+    prompts = [
+        encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e))
+        for e in arith_task.load_split("test", 2)
+    ]
+    lossy = {"autojudge_rule": "topk", "autojudge_top_k": len(toy_pair.tokenizer)}
+    for xargs, seed in ((None, None), ({"autojudge_rule": "exact"}, 3)):  # the engine's rule: exact
+        before = _counters(served_target)
+        for prompt in prompts:
+            assert _complete(served_target, prompt, cap, xargs, seed)[0] == 200
+        assert _moved(served_target, before, "verified_draft", "exact") > 0
+        assert _moved(served_target, before, "lossy_accepted", "exact") == 0
+        assert _moved(served_target, before, "lossy_accepted", "topk") == 0
+
+    before, beyond = _counters(served_target), 0  # greedy: tokens that are not the target's top-1
+    for prompt in prompts:
+        status, body = _complete(served_target, prompt, cap, lossy)
+        assert status == 200, body
+        beyond += accepted_beyond_exact(body["choices"][0]["logprobs"])
+    # counted at verification, as vLLM counts accepted drafts: also those after a stop token in the step
+    assert _moved(served_target, before, "lossy_accepted", "topk") >= beyond > 0
+    assert _moved(served_target, before, "verified_draft", "topk") >= beyond
+
+    before = _counters(served_target)  # sampled: tokens accepted although u > p(x)
+    for seed, prompt in enumerate(prompts):
+        assert _complete(served_target, prompt, cap, lossy, seed)[0] == 200
+    assert _moved(served_target, before, "lossy_accepted", "topk") > 0
+    assert _moved(served_target, before, "lossy_accepted", "exact") == 0

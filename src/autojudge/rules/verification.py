@@ -14,6 +14,7 @@ the batch of one.
   A rule's acceptance adds to the native one (FSD as published, ``keeps_matches`` False, decides greedy
   matches too); a row the target cannot emit (p(x) = 0, a -inf processed logit), a placeholder draft, or
   a row without the drafter's logits for a rule that reads them keeps the native decision.
+* ``lossy_per_request``: per request, the emitted drafts the native test rejects (the plugin's counters).
 * ``greedy_verify``: the output of greedy requests, accepted drafts then the target's argmax (correction
   at the first unaccepted row) or the bonus token, ``[B, max_spec_len + 1]`` padded with -1 (vLLM's
   ``PLACEHOLDER_TOKEN_ID``). Sampled requests draw their correction and bonus tokens elsewhere: the
@@ -102,6 +103,24 @@ def accepted_count(
     rejected = torch.nonzero(~accepted)
     count = int(rejected[0, 0]) if len(rejected) else len(accepted)
     return count, int((~window.natively_accepted[:count]).sum())
+
+
+def lossy_per_request(
+    draft: torch.Tensor,  # [N] int, placeholders < 0
+    cu_num_draft_tokens: torch.Tensor,  # [B] int, inclusive cumsum
+    accepted: torch.Tensor,  # [N] bool, ``accepted_rows``
+    native: torch.Tensor,  # [N] bool, the native verdict
+) -> torch.Tensor:
+    """[B] int64: per request, the emitted drafts (its leading accepted rows) that the native test rejects."""
+    num_rows = draft.shape[0]
+    cu = cu_num_draft_tokens.long()
+    req = request_of_row(cu, num_rows)
+    start = (cu - torch.diff(cu, prepend=cu.new_zeros(1)))[req]  # [N] first row of each row's request
+    refused = torch.cumsum((~(accepted & (draft >= 0))).long(), dim=0)
+    refused = torch.cat([refused.new_zeros(1), refused])  # refused[n]: unaccepted rows before row n
+    emitted = refused[torch.arange(num_rows, device=draft.device) + 1] == refused[start]
+    counts = torch.zeros(cu.shape[0], dtype=torch.long, device=draft.device)
+    return counts.index_add_(0, req, (emitted & ~native).long())
 
 
 def request_of_row(cu_num_draft_tokens: torch.Tensor, num_rows: int) -> torch.Tensor:

@@ -94,6 +94,12 @@ HOOK_POINTS = (
         "overridden by the judge runner: which requests got real drafts",
     ),
     HookPoint(
+        "vllm.v1.worker.gpu_model_runner",
+        "GPUModelRunner._update_states",
+        ("self", "scheduler_output"),
+        "overridden by the judge runner: forgets finished requests' lossy-accept counts",
+    ),
+    HookPoint(
         "vllm.v1.spec_decode.llm_base_proposer",
         "SpecDecodeBaseProposer._greedy_sample",
         ("self", "hidden_states"),

@@ -6,7 +6,8 @@ vLLM offers no seam there:
 
 * ``EngineArgs.create_engine_config`` (frontend, every process that builds an engine): for an
   engine that enabled the plugin, refuse what cannot run (``compat``), pin the judge head
-  (``pinning``), select the judge worker, and install the request validation below. Engines
+  (``pinning``), select the judge worker, show the lossy-accept counters on this process's Prometheus
+  registry (``counters``), and install the request validation below. Engines
   that did not enable the plugin get vLLM's config untouched.
 * ``InputProcessor._validate_params`` (frontend, enabled engines only): a request whose
   autojudge keys the engine cannot serve is refused with vLLM's validation error (HTTP 400
@@ -19,7 +20,8 @@ vLLM offers no seam there:
   the same generators in the same order), takes the standard test's verdict u <= p(x) / q(x) from them,
   asks the rule, and hands vLLM the same uniforms with u = 0 where the rule accepts a rejected token
   that the target can emit (p(x) > 0), as vLLM 0.33's FLy does. Recovered and bonus tokens, seeds and
-  the exact rule's tokens stay vLLM's.
+  the exact rule's tokens stay vLLM's. Either way it leaves each request's lossy accepts on the step
+  (``lossy_per_request``) for the runner's counters (``counters.py``).
 * ``vllm.v1.sample.rejection_sampler.expand_batch_to_tokens`` (worker, enabled engines, only where it is
   broken): on the CPU build of vLLM 0.32 its kernel override casts the output to int64 and writes into
   that copy, so per-token temperatures, top-p and top-k are uninitialised memory and every sampled
@@ -67,6 +69,7 @@ def prepare_engine(vllm_config: Any) -> None:
     from autojudge.errors import InputError
     from autojudge.vllm_plugin.compat import IncompatibleVllmError, check_enabled_engine, runner_of
     from autojudge.vllm_plugin.config import CONFIG_KEY, resolve_config
+    from autojudge.vllm_plugin.counters import expose_counters
 
     config = resolve_config(vllm_config.additional_config, os.environ)
     if config is None:
@@ -87,6 +90,7 @@ def prepare_engine(vllm_config: Any) -> None:
             f"{parallel.worker_cls}, not {JUDGE_WORKER}"
         )
     pinned = {key: value for key, value in vars(config).items() if value is not None}
+    expose_counters()  # before the engine's processes start: they inherit where to write
     if config.judge_head:
         from autojudge.vllm_plugin.heads import load_checked_head
         from autojudge.vllm_plugin.pinning import pin_head
@@ -180,6 +184,7 @@ def patch_rejection_sample() -> None:
         accepted_rows,
         greedy_verify,
         lossy_allowed,
+        lossy_per_request,
         request_of_row,
         standard_test,
         tempered_draft_logits,
@@ -204,6 +209,7 @@ def patch_rejection_sample() -> None:
         if metadata.all_greedy:
             window = Window(draft, target_logits, ctx.draft_logits, ctx.target_hidden, cu_num_draft_tokens=cu)
             accepted = accepted_rows(ctx.rules, ctx.rule_of_row, window, lossy_allowed(window, ctx.drafted))
+            ctx.lossy = lossy_per_request(draft, cu, accepted, window.natively_accepted)
             return greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accepted)
         row_temperature = metadata.temperature[request_of_row(cu, draft.shape[0])]
         sampled = row_temperature != module.GREEDY_TEMPERATURE
@@ -221,6 +227,7 @@ def patch_rejection_sample() -> None:
         accepted = accepted_rows(
             ctx.rules, ctx.rule_of_row, window, lossy_allowed(window, ctx.drafted, target_prob)
         )
+        ctx.lossy = lossy_per_request(draft, cu, accepted, native)
         # vLLM's kernel decides sampled rows again from the uniforms: u = 0 where the rule accepts, so it
         # accepts them too (also where the float32 and float64 comparisons of a tie would differ)
         forced = torch.where(sampled & accepted, torch.zeros_like(uniform), uniform)

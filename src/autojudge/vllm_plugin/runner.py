@@ -1,7 +1,7 @@
 """The judge model runner: vLLM's V1 runner with the verification step handed to an autojudge rule.
 
 ``adopt_runner`` turns the runner a worker built into a subclass of its own class (the CPU or
-the GPU V1 runner) that overrides three methods of ``vllm/v1/worker/gpu_model_runner.py``:
+the GPU V1 runner) that overrides four methods of ``vllm/v1/worker/gpu_model_runner.py``:
 
 * ``sample_tokens``: keeps the step's target hidden states (vLLM clears them before sampling)
   and records which requests the drafter really drafted for (``propose_draft_token_ids``);
@@ -9,7 +9,9 @@ the GPU V1 runner) that overrides three methods of ``vllm/v1/worker/gpu_model_ru
   patched ``rejection_sample`` (``patches.py``) decides with, and raises if verification ran
   without the rule having decided it (vLLM moved the call: never decode losslessly in silence);
 * ``propose_draft_token_ids``: which requests got drafts this step (and, for rules that read them,
-  the drafter's logits, kept by a subclass of the drafter's class).
+  the drafter's logits, kept by a subclass of the drafter's class);
+* ``_update_states``: forgets finished requests' lossy-accept counts (``counters.py``), which ``_sample``
+  adds up per request and rule after each verification.
 
 A lossy rule may accept a mismatching draft token only if (1) the drafter produced it this step
 (vLLM verifies zero-filled placeholders when the drafter was skipped), and (2) the target's
@@ -31,6 +33,7 @@ import torch
 
 from autojudge.errors import AutoJudgeError, ModelPairError
 from autojudge.vllm_plugin.config import PluginConfig, request_config, resolve_config
+from autojudge.vllm_plugin.counters import LossyCounts, StepRow, counters_dir
 from autojudge.vllm_plugin.step import ACTIVE, StepContext
 
 logger = logging.getLogger("vllm.autojudge")
@@ -56,6 +59,9 @@ class RunnerState:
     drafted: set[str] = field(default_factory=set)  # requests with real drafts for this step
     drafting: set[str] = field(default_factory=set)  # filled by the proposal under way
     pending_hidden: torch.Tensor | None = None  # sample_hidden_states of the step being sampled
+    counts: LossyCounts | None = None  # lossy accepts per request and rule (counters.py)
+    step_rows: list[StepRow] = field(default_factory=list)  # this step's requests with drafts
+    labels: dict[int, str] = field(default_factory=dict)  # id of a built rule -> its config's rule name
 
     def rule(self, config: PluginConfig) -> Any:
         """The (cached) rule for one config, for windows of ``num_speculative_tokens``."""
@@ -63,6 +69,7 @@ class RunnerState:
 
         if config not in self.rules:
             self.rules[config] = build_rule(config, self.num_speculative_tokens, self.head)
+            self.labels[id(self.rules[config])] = config.rule  # selfjudge builds a rule named judge
         return self.rules[config]
 
     def request_rule(self, req_id: str, sampling_params: Any) -> Any:
@@ -88,12 +95,15 @@ class RunnerState:
         rules: list[Any] = []
         per_row: list[int] = []
         real: list[bool] = []
-        for req_id, count in zip(batch, metadata.num_draft_tokens, strict=False):
+        self.step_rows = []
+        for row, (req_id, count) in enumerate(zip(batch, metadata.num_draft_tokens, strict=False)):
             if count == 0:
                 continue
             state = runner.requests.get(req_id)
             params = None if state is None else state.sampling_params
             rule = self.request_rule(req_id, params)
+            label = self.labels.get(id(rule), rule.name)
+            self.step_rows.append((row, req_id, label, count if req_id in self.drafted else 0))
             if rule not in rules:
                 rules.append(rule)
             per_row.extend([rules.index(rule)] * count)
@@ -125,6 +135,12 @@ class RunnerState:
             draft_logits,
             torch.tensor(real, dtype=torch.bool).to(device, non_blocking=True),
         )
+
+    def count_step(self, lossy: torch.Tensor | None) -> None:
+        """Count the verified step (``lossy``: [B] lossy accepts per batch row; None: none lossy)."""
+        if self.counts is not None and self.step_rows:
+            self.counts.add_step(self.step_rows, lossy)
+        self.step_rows = []
 
     def take_draft_logits(self, req_ids: list[str], num_draft_tokens: list[int]) -> torch.Tensor | None:
         """[N, V] drafter logits in verification row order, or None if any request lacks them."""
@@ -164,13 +180,22 @@ class JudgeRunnerMixin:
             state.pending_hidden = None
             state.drafted, state.drafting = state.drafting, set()
 
+    def _update_states(self, scheduler_output: Any) -> Any:
+        result = super()._update_states(scheduler_output)  # type: ignore[misc]
+        state = self._autojudge
+        if state is not None and state.counts is not None:
+            state.counts.finish(scheduler_output.finished_req_ids)
+        return result
+
     def _sample(self, logits: Any, spec_decode_metadata: Any) -> Any:
         state = self._autojudge
         if state is None or spec_decode_metadata is None:
             return super()._sample(logits, spec_decode_metadata)  # type: ignore[misc]
         context = state.step_context(self, spec_decode_metadata)
         if context is None:  # every request verifies exactly: vLLM decides, as without the plugin
-            return super()._sample(logits, spec_decode_metadata)  # type: ignore[misc]
+            output = super()._sample(logits, spec_decode_metadata)  # type: ignore[misc]
+            state.count_step(None)
+            return output
         token = ACTIVE.set(context)
         try:
             output = super()._sample(logits, spec_decode_metadata)  # type: ignore[misc]
@@ -182,6 +207,7 @@ class JudgeRunnerMixin:
                 f"({state.config.describe()}); this vLLM no longer calls "
                 "vllm.v1.sample.rejection_sampler.rejection_sample from GPUModelRunner._sample"
             )
+        state.count_step(context.lossy)
         return output
 
     def propose_draft_token_ids(self, *args: Any, **kwargs: Any) -> Any:
@@ -285,6 +311,7 @@ def _runner_state(runner: Any) -> RunnerState | None:
         head=head,
         num_speculative_tokens=runner.speculative_config.num_speculative_tokens,
         capture_draft_logits=config.needs_draft_logits,
+        counts=LossyCounts(counters_dir()),
     )
     state.rule(config)  # build the engine's rule now: bad settings stop the engine at start
     if state.capture_draft_logits:

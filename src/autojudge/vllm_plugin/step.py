@@ -19,6 +19,7 @@ class StepContext:
     draft_logits: torch.Tensor | None  # [N, V] drafter logits each draft token was chosen from
     drafted: torch.Tensor  # [N] bool: a draft the drafter produced this step (not a placeholder)
     decided: bool = False  # set by the patched rejection_sample
+    lossy: torch.Tensor | None = None  # [B] lossy accepts per request, set by the patched rejection_sample
 
 
 ACTIVE: ContextVar[StepContext | None] = ContextVar("autojudge_step", default=None)
