@@ -4,7 +4,8 @@ is the primary task's (params: task) only."""
 
 from pathlib import Path
 
-from autojudge.evaluation.comparison import compare_methods, markdown
+from autojudge.evaluation.comparison import markdown
+from autojudge.evaluation.comparison_decode import compare_methods
 from autojudge.evaluation.report import plot_accuracy_vs_mat
 from autojudge.evaluation.serving import head_locations, recommendations
 from autojudge.io import write_json, write_text

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from autojudge.evaluation.crossdomain import cross_domain, markdown
+from autojudge.evaluation.crossdomain import markdown
+from autojudge.evaluation.crossdomain_decode import cross_domain
 from autojudge.io import write_json, write_text
 from autojudge.orchestration.stage import run_stage, stage_arguments
 

@@ -11,6 +11,7 @@ from autojudge.io import write_json
 from autojudge.mining.dataset import COLUMNS, read_parquet
 from autojudge.models.runtime import pair_from
 from autojudge.orchestration.stage import run_stage, stage_arguments
+from autojudge.selfjudge import DISABLED
 from autojudge.selfjudge.checker_free import relabel_checker_free, write_response_features
 from autojudge.selfjudge.relabel import (
     first_problems,
@@ -19,8 +20,6 @@ from autojudge.selfjudge.relabel import (
     target_backends,
     write_relabeled_features,
 )
-
-DISABLED = "disabled.json"
 
 
 def relabel_stage(params, args) -> None:

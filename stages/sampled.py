@@ -3,7 +3,8 @@
 
 from pathlib import Path
 
-from autojudge.evaluation.sampled import decode_sampled, sampled_markdown, settings_chosen_in
+from autojudge.evaluation.sampled import sampled_markdown, settings_chosen_in
+from autojudge.evaluation.sampled_decode import decode_sampled
 from autojudge.evaluation.setting import Setting
 from autojudge.heads.artifact import load_head
 from autojudge.io import read_json, write_json, write_text

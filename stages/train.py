@@ -9,7 +9,7 @@ from autojudge.evaluation.report import write_csv
 from autojudge.features.store import read_features
 from autojudge.heads.fitting import fitted_head, train_fold_heads
 from autojudge.io import write_json
-from autojudge.models.pair import load_tokenizer, tokenizer_hash
+from autojudge.models.tokenizer import load_tokenizer, tokenizer_hash
 from autojudge.orchestration.stage import run_stage, stage_arguments
 from autojudge.registry.runs import log_training_run
 from autojudge.tracking.store import model_name

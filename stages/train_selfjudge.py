@@ -2,11 +2,11 @@
 
 from pathlib import Path
 
-from relabel import DISABLED  # sibling stage scripts: stages/ is first on sys.path when run as a script
-from train import train
+from train import train  # a sibling stage script: stages/ is first on sys.path when run as a script
 
 from autojudge.io import write_json
 from autojudge.orchestration.stage import run_stage, stage_arguments
+from autojudge.selfjudge import DISABLED
 
 
 def train_selfjudge(params, args) -> None:

@@ -163,7 +163,7 @@ def toy_target_greedy(toy_pair, arith_task, params) -> GreedyReference:
 def vllm_target_engine(params):
     """One vLLM engine on the toy target for the whole session (in this process, as params say)."""
     from autojudge.engines.vllm_engine import VllmEngine
-    from autojudge.models.pair import load_tokenizer
+    from autojudge.models.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(REPO / params.pair.target)
     engine = VllmEngine(

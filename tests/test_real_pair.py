@@ -11,8 +11,9 @@ import json
 import pytest
 
 from autojudge.heads.artifact import load_head
-from autojudge.models.pair import load_pair, tokenizer_hash
+from autojudge.models.pair import load_pair
 from autojudge.models.prompts import encode_prompt
+from autojudge.models.tokenizer import tokenizer_hash
 from autojudge.params import load_params
 from autojudge.tasks.arith import ArithTask
 

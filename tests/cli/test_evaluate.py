@@ -7,7 +7,7 @@ import torch
 
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
-from autojudge.models.pair import load_tokenizer, tokenizer_hash
+from autojudge.models.tokenizer import load_tokenizer, tokenizer_hash
 
 
 def _accept_everything_head(repo, path, tokenizer_of="models/toy_mixed/target"):

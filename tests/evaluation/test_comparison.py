@@ -4,16 +4,16 @@ test, intervals, and a verdict that names a winner only when its interval says s
 import pytest
 import torch
 
-import autojudge.evaluation.comparison as comparison
+import autojudge.evaluation.comparison_decode as comparison_decode
 from autojudge.evaluation.comparison import (
     best_within,
     choose_points,
     chosen_settings,
-    compare_methods,
     decision,
     markdown,
     split_table,
 )
+from autojudge.evaluation.comparison_decode import compare_methods
 from autojudge.evaluation.scoring import EvalSummary
 from autojudge.evaluation.sweep import ProblemFigures, Setting
 from autojudge.features.spec import FeatureSpec
@@ -161,8 +161,8 @@ def test_test_answers_cannot_change_a_chosen_point(params, tmp_path, monkeypatch
         ]
         return grid + [Setting("topk", 32, k=k, rate=r) for k, r in ((2, 0.5), (4, 1.0))]
 
-    monkeypatch.setattr(comparison, "run_settings", fake_run_settings)
-    monkeypatch.setattr(comparison, "candidate_grid", fake_grid)
+    monkeypatch.setattr(comparison_decode, "run_settings", fake_run_settings)
+    monkeypatch.setattr(comparison_decode, "candidate_grid", fake_grid)
     compare = params.compare.model_copy(update={"splits": ["test"]})
     settings = params.model_copy(update={"compare": compare})
     first, _ = compare_methods(settings, head_path, None)

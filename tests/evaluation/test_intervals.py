@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-import autojudge.evaluation.comparison as comparison
-import autojudge.evaluation.crossdomain as crossdomain
+import autojudge.evaluation.comparison_decode as comparison_decode
+import autojudge.evaluation.crossdomain_decode as crossdomain_decode
 from autojudge.errors import InputError
 from autojudge.evaluation.intervals import load_stored, recompute
 from autojudge.evaluation.scoring import EvalSummary
@@ -60,10 +60,10 @@ def _fake_grid(params, heads):
 @pytest.fixture
 def compare_file(params, tmp_path, monkeypatch):
     """compare.json as the stage writes it, from the fake decoder."""
-    monkeypatch.setattr(comparison, "run_settings", _fake_run_settings)
-    monkeypatch.setattr(comparison, "candidate_grid", _fake_grid)
+    monkeypatch.setattr(comparison_decode, "run_settings", _fake_run_settings)
+    monkeypatch.setattr(comparison_decode, "candidate_grid", _fake_grid)
     compare = params.compare.model_copy(update={"bootstrap_samples": 200, "seed": 3, "splits": ["test"]})
-    result, _ = comparison.compare_methods(
+    result, _ = comparison_decode.compare_methods(
         params.model_copy(update={"compare": compare}), _head().save(tmp_path / "head.safetensors"), None
     )
     write_json(tmp_path / "compare.json", result)
@@ -112,13 +112,13 @@ def test_every_interval_of_compare_json_comes_back_from_the_file_alone(compare_f
 
 
 def test_every_interval_of_crossdomain_json_comes_back_from_the_file_alone(params, tmp_path, monkeypatch):
-    monkeypatch.setattr(crossdomain, "run_settings", _fake_run_settings)
+    monkeypatch.setattr(crossdomain_decode, "run_settings", _fake_run_settings)
     settings = params.crossdomain.model_copy(update={"bootstrap_samples": 150, "seed": 7})
     heads = {
         task: _head(0.2 + i / 10).save(tmp_path / f"{task}.safetensors")
         for i, task in enumerate(params.tasks)
     }
-    result = crossdomain.cross_domain(params.model_copy(update={"crossdomain": settings}), heads)
+    result = crossdomain_decode.cross_domain(params.model_copy(update={"crossdomain": settings}), heads)
     write_json(tmp_path / "crossdomain.json", result)
     stored = load_stored(tmp_path / "crossdomain.json")
     assert (stored.samples, stored.seed) == (150, 7) and stored.splits() == settings.domains

@@ -6,8 +6,8 @@ import pytest
 from autojudge.errors import InputError
 from autojudge.evaluation.sampled import (
     EXACT,
-    _figures,
     greedy_and_sampled_markdown,
+    method_figures,
     sampled_markdown,
     sampled_section,
     settings_chosen_in,
@@ -40,7 +40,7 @@ def figures():
         "rule t=1 W=16": np.array([[1.0, 40.0, 10.0], [0.0, 40.0, 10.0]]),
     }
     shift = np.array([[4.0], [0.0]])  # summed total variation along exact's trajectories
-    return _figures(per_problem, shift, list(per_problem), 2, CompareParams())
+    return method_figures(per_problem, shift, list(per_problem), 2, CompareParams())
 
 
 def test_figures_pool_seeds_per_problem_and_carry_intervals(figures):

@@ -64,7 +64,7 @@ def test_stage_sampled_decodes_on_vllm_when_the_pipeline_does(params, toy_pair, 
     """With ``decoding.engine: vllm`` the sampled figures are vLLM's (the served path): FSD (TV) at 1.0
     accepts more per pass than exact speculative sampling there; only the shift comes from the reference
     engine, which can observe a rule it does not apply."""
-    from autojudge.evaluation.sampled import decode_sampled
+    from autojudge.evaluation.sampled_decode import decode_sampled
 
     on_vllm = params.model_copy(
         update={

@@ -25,8 +25,8 @@ from autojudge.heads.out_of_fold import (
     load_fold_heads,
     threshold_at,
 )
-from autojudge.models.pair import tokenizer_hash
 from autojudge.models.runtime import task_from
+from autojudge.models.tokenizer import tokenizer_hash
 from autojudge.params import load_params
 
 

@@ -11,7 +11,8 @@ from autojudge.errors import InputError
 from autojudge.models import eagle_training
 from autojudge.models.eagle import agreement, build_examples, load_head, new_head, save_head
 from autojudge.models.eagle_training import EagleTraining, train_head
-from autojudge.models.pair import load_causal_lm, load_tokenizer
+from autojudge.models.pair import load_causal_lm
+from autojudge.models.tokenizer import load_tokenizer
 from autojudge.tasks.arith import arith_prompt
 from autojudge.tasks.arith_generator import generate_split
 

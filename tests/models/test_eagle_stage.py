@@ -12,8 +12,9 @@ from autojudge.models import distilled_draft, eagle_training
 from autojudge.models.distilled_draft import responses_path
 from autojudge.models.eagle import agreement, load_head
 from autojudge.models.eagle_stage import build_eagle, response_examples, training_dir
-from autojudge.models.pair import load_causal_lm, load_tokenizer
+from autojudge.models.pair import load_causal_lm
 from autojudge.models.prompts import encode_prompt
+from autojudge.models.tokenizer import load_tokenizer
 from autojudge.params import EagleParams, VllmParams
 from autojudge.tasks import get_task
 

@@ -16,8 +16,9 @@ from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.mining.search import MinedProblem, Mismatch
 from autojudge.models.gguf import packaged_gguf
-from autojudge.models.pair import load_pair, tokenizer_hash
+from autojudge.models.pair import load_pair
 from autojudge.models.prompts import encode_prompt
+from autojudge.models.tokenizer import tokenizer_hash
 from autojudge.tasks.math_answers import answers_equivalent, extract_final_answer
 
 # the converted checkpoint comes from the SmolLM2 smoke run (conftest ``smollm2_run``, about 2.5 minutes,

@@ -54,9 +54,9 @@ def train_target_head(pair, task, params, llm, directory: Path) -> Path:
     from autojudge.heads.artifact import JudgeHead
     from autojudge.heads.training import fit_head
     from autojudge.mining.search import ImportantTokenSearch, MiningProblem
-    from autojudge.models.pair import tokenizer_hash
     from autojudge.models.prompts import encode_prompt
     from autojudge.models.teacher_forced import DraftPredictor
+    from autojudge.models.tokenizer import tokenizer_hash
 
     problems = [
         MiningProblem(e.id, encode_prompt(pair.tokenizer, task.build_prompt(e)))

@@ -8,7 +8,7 @@ import torch
 from autojudge.errors import InputError, ModelPairError
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
-from autojudge.models.pair import load_tokenizer, tokenizer_hash
+from autojudge.models.tokenizer import load_tokenizer, tokenizer_hash
 from autojudge.vllm_plugin.config import PluginConfig, parse_config, request_config, resolve_config
 from autojudge.vllm_plugin.heads import hidden_size, load_checked_head
 

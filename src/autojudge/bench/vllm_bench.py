@@ -77,10 +77,10 @@ PLUGIN_NOT_LOADED = "not loaded"
 
 
 def _eos_token_ids(target: Path, tokenizer: Any) -> set[int]:
-    """The pair's EOS ids (`autojudge.models.pair.eos_token_ids`) without loading the weights."""
+    """The pair's EOS ids (`autojudge.models.tokenizer.eos_token_ids`) without loading the weights."""
     from transformers import GenerationConfig
 
-    from autojudge.models.pair import eos_token_ids
+    from autojudge.models.tokenizer import eos_token_ids
 
     try:
         generation_eos = GenerationConfig.from_pretrained(str(target)).eos_token_id
@@ -145,9 +145,9 @@ def run_benchmark(params: Any, head_path: Path) -> dict[str, Any]:
     from vllm.plugins import load_general_plugins
 
     from autojudge.engines.vllm_engine import VllmEngine
-    from autojudge.models.pair import load_tokenizer
     from autojudge.models.prompts import encode_prompt
     from autojudge.models.runtime import task_from
+    from autojudge.models.tokenizer import load_tokenizer
     from autojudge.vllm_plugin.engine import decode, speculative_llm
     from autojudge.vllm_plugin.heads import hidden_size, load_checked_head
 

@@ -167,7 +167,7 @@ def _versus_exact(generate, task, examples, pair, results, window: int, samples:
 def _acceptance_rule(config, window: int, pair, head: str | None):
     """The speculative decoding rule named on the command line; a head must fit the pair."""
     from autojudge.errors import InputError, ModelPairError
-    from autojudge.models.pair import tokenizer_hash
+    from autojudge.models.tokenizer import tokenizer_hash
     from autojudge.rules.build import build_rule
     from autojudge.tracking.heads import resolve_head
 

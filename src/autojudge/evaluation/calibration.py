@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from autojudge.errors import InputError
-from autojudge.evaluation.sweep import Setting, run_settings, summary_row
+from autojudge.evaluation.setting import Setting
 from autojudge.params import Params
 
 
@@ -35,6 +35,8 @@ def largest_within_budget(rows: list[dict], target_accuracy: float, budget: floa
 
 def calibrate_threshold(params: Params, head_path: Path, low: float, high: float) -> tuple[float, list[dict]]:
     """Decode the calibration split at thresholds in [low, high]; the chosen one and every row."""
+    from autojudge.evaluation.sweep import run_settings, summary_row  # the model stack: only this decodes
+
     settings = params.train
     window = params.evaluate.window
     grid = [

@@ -8,18 +8,22 @@ with a 95% paired-bootstrap interval over problems. A domain where target greedy
 ``MIN_COMPETENCE`` is outside the target's competence: it cannot say whether a head transfers.
 The head's own domain (its task's evaluation split) is a row too, marked "own"; heads of out-of-fold
 tasks are decoded whole there (no fold held out), so that row is in-sample for them.
+
+This module decodes nothing (the card reads its tables without the model stack);
+:func:`autojudge.evaluation.crossdomain_decode.cross_domain` decodes every domain.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autojudge.errors import InputError
 from autojudge.evaluation.comparison import MIN_COMPETENCE, accuracy_drop, mat_ratio
-from autojudge.evaluation.sweep import ProblemFigures, Setting, figure_columns, run_settings
-from autojudge.heads.artifact import load_head
-from autojudge.params import Params
+from autojudge.evaluation.setting import Setting
+
+if TYPE_CHECKING:
+    from autojudge.evaluation.sweep import ProblemFigures
 
 
 @dataclass(frozen=True)
@@ -69,48 +73,6 @@ def domain_row(
         "judge_mat": sum(p.tokens for p in judged) / sum(p.target_passes for p in judged),
         "accuracy_drop": accuracy_drop(target, judged, samples, seed),
         "mat_gain_vs_exact_sd": mat_ratio(judged, exact, samples, seed),
-    }
-
-
-def cross_domain(params: Params, heads: dict[str, Path]) -> dict:
-    """Every head of ``heads`` (pipeline task -> head file) on every domain of params.crossdomain; with
-    ``problems`` (domain -> setting name -> per-problem figures) and the bootstrap's samples and seed, so
-    that every interval can be recomputed from the file alone (:mod:`autojudge.evaluation.intervals`)."""
-    settings = params.crossdomain
-    missing = [str(path) for path in heads.values() if not path.is_file()]
-    if missing:
-        raise InputError(f"crossdomain: head files not found: {missing}")
-    thresholds = {task: load_head(path).threshold for task, path in heads.items()}
-    methods = [Setting("target"), Setting("exact", settings.window)]
-    methods += [Setting("judge", settings.window, threshold=t, head=task) for task, t in thresholds.items()]
-    rows: dict[str, list[dict]] = {task: [] for task in heads}
-    problems: dict[str, dict[str, dict[str, list]]] = {}  # domain -> setting name -> per-problem figures
-    own = {task: Domain(task, params.for_task(task).evaluate.split) for task in heads}
-    for domain in map(Domain.parse, settings.domains):
-        outcomes = run_settings(
-            params.for_task(domain.task),
-            methods,
-            domain.split,
-            settings.limit,
-            None,
-            {head_method(task): path for task, path in heads.items()},
-        )
-        target, exact, *judged = (figures for _, _, figures in outcomes)
-        problems[domain.name] = {setting.name: figure_columns(figures) for setting, _, figures in outcomes}
-        for task, figures in zip(heads, judged, strict=True):
-            samples, seed = settings.bootstrap_samples, settings.seed
-            rows[task].append(
-                domain_row(domain, task, domain == own[task], target, exact, figures, samples, seed)
-            )
-    return {
-        "window": settings.window,
-        "limit": settings.limit,
-        "min_competence": MIN_COMPETENCE,
-        "thresholds": thresholds,
-        "heads": rows,
-        "bootstrap_samples": settings.bootstrap_samples,
-        "seed": settings.seed,
-        "problems": problems,
     }
 
 

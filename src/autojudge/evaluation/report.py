@@ -5,11 +5,6 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
 from autojudge.io import atomic_path, write_text
 
 CURVE_FIELDS = ("family", "setting", "accuracy", "mat")
@@ -56,6 +51,11 @@ def plot_accuracy_vs_mat(
     path: Path, rows: list[dict], title: str, draft_accuracy: float | None = None
 ) -> None:
     """Accuracy against mean accepted tokens per target pass, one line per method family."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     figure, axes = plt.subplots(figsize=(7, 4.5))
     families: dict[str, list[dict]] = {}
     for row in curve_rows(rows):

@@ -13,29 +13,17 @@ method's rule is only observed, and the total variation between the lossy and th
 distribution there is summed (``decoding.sampling``). A method's shift is that sum over its problems'
 generated tokens: the mean per-token total variation from lossless sampling, with an interval. Only the
 reference engine can observe a rule without applying it, so the shift is always measured there.
+
+This module decodes nothing (the card reads its figures and tables without the model stack);
+:func:`autojudge.evaluation.sampled_decode.decode_sampled` decodes a split.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-from autojudge.decoding.batched import BatchedDecoder, Request
-from autojudge.decoding.generation import Generation
-from autojudge.decoding.sampling import Sampling
-from autojudge.evaluation.scoring import score
 from autojudge.evaluation.setting import ALONE, Setting
 from autojudge.evaluation.stats import mean_difference, paired_bootstrap, rate_of_first, rate_ratio
-from autojudge.evaluation.vllm_sweep import Job, decode_on_vllm, job_of
-from autojudge.heads.artifact import JudgeHead, load_head
-from autojudge.models.pair import ModelPair
-from autojudge.models.prompts import encode_prompt
-from autojudge.params import Params
-from autojudge.rules.acceptance import ExactMatch
-from autojudge.rules.build import build_rule
-from autojudge.rules.config import RuleConfig
-from autojudge.tasks.base import Task
 
 EXACT = "exact"
 ENGINES = {"reference": "the reference engine", "vllm": "vLLM with the plugin"}
@@ -59,100 +47,10 @@ def _interval(values_a, values_b, statistic, samples: int, seed: int) -> dict:
     return {"value": value, "low": low, "high": high}
 
 
-def decode_sampled(
-    params: Params,
-    pair: ModelPair,
-    task: Task,
-    settings: list[Setting],
-    head_files: dict[str, Path],
-    split: str,
-) -> dict:
-    """One split's figures on ``decoding.engine``: per method, accuracy and MAT (pooled over seeds) with
-    intervals against exact speculative sampling, the shift from lossless sampling (always measured on the
-    reference engine: vLLM cannot observe a rule it does not apply), and the per-problem values."""
-    spec = params.sampled
-    examples = task.load_split(split, spec.limit)
-    prompts = [
-        encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template) for e in examples
-    ]
-    names = [EXACT, *(setting.name for setting in settings)]
-    heads = {method: load_head(path) for method, path in head_files.items()}
-    on_vllm = params.decoding.engine == "vllm"
-    if on_vllm:
-        decoded = _decode_on_vllm(params, pair, settings, prompts, head_files)
-        shifts = _decode_reference(params, pair, settings, prompts, heads, exact_only=True)[EXACT]
-    else:
-        decoded = _decode_reference(params, pair, settings, prompts, heads, exact_only=False)
-        shifts = decoded[EXACT]
-    n = len(examples)
-    per_problem = {name: np.zeros((n, 3)) for name in names}  # correct, tokens, target passes
-    for name in names:
-        for generations in decoded[name]:  # one list per seed
-            _, results = score(task, examples, generations, pair.tokenizer, name)
-            per_problem[name] += [[r.correct, r.tokens, r.target_passes] for r in results]
-    shift = np.zeros((n, len(settings)))
-    for generations in shifts:
-        shift += [g.stats.shifts or [0.0] * len(settings) for g in generations]
-    figures = _figures(per_problem, shift, names, len(spec.seeds), params.compare)
-    return {"problems": n, "engine": "vllm" if on_vllm else "reference", **figures}
-
-
-def _decode_reference(
-    params: Params,
-    pair: ModelPair,
-    settings: list[Setting],
-    prompts: list[list[int]],
-    heads: dict[str, JudgeHead],
-    exact_only: bool,
-) -> dict[str, list[list[Generation]]]:
-    """Per method (exact only: exact speculative sampling observing every rule), per seed, the reference
-    engine's generations."""
-    spec, window = params.sampled, params.compare.window
-    rules = {
-        s.name: build_rule(s.rule_config(params.compare), window, heads.get(s.head_key)) for s in settings
-    }
-    names = [EXACT] if exact_only else [EXACT, *rules]
-    requests = []
-    for seed in spec.seeds:
-        sampling = Sampling(spec.temperature, spec.top_p, seed)
-        for name in names:
-            rule = ExactMatch() if name == EXACT else rules[name]
-            observed = tuple(rules.values()) if name == EXACT else ()
-            requests += [Request(prompt, rule, sampling, observed) for prompt in prompts]
-    decoder = BatchedDecoder(
-        pair.target, pair.draft, pair.vocab_size, pair.eos_token_ids, window,
-        params.decoding.max_new_tokens, params.decoding.batch_size,
-    )  # fmt: skip
-    generations = decoder.generate(requests, f"sampled, T={spec.temperature}, reference engine")
-    n = len(prompts)
-    blocks = [generations[start : start + n] for start in range(0, len(generations), n)]
-    return {name: blocks[column :: len(names)] for column, name in enumerate(names)}
-
-
-def _decode_on_vllm(
-    params: Params,
-    pair: ModelPair,
-    settings: list[Setting],
-    prompts: list[list[int]],
-    head_files: dict[str, Path],
-) -> dict[str, list[list[Generation]]]:
-    """Per method, per seed, vLLM's generations with the plugin (every seed's requests in one call)."""
-    spec, compare = params.sampled, params.compare
-    exact = Job("speculative", compare.window, RuleConfig("exact"))
-    jobs = [exact, *(job_of(setting, compare) for setting in settings)]
-    samplings = [Sampling(spec.temperature, spec.top_p, seed) for seed in spec.seeds for _ in prompts]
-    per_job = decode_on_vllm(
-        params, jobs, prompts * len(spec.seeds), pair.eos_token_ids, dict(head_files), samplings
-    )
-    n = len(prompts)
-    names = [EXACT, *(setting.name for setting in settings)]
-    return {
-        name: [generations[start : start + n] for start in range(0, len(generations), n)]
-        for name, generations in zip(names, per_job, strict=True)
-    }
-
-
-def _figures(per_problem: dict, shift: np.ndarray, names: list[str], seeds: int, compare) -> dict:
+def method_figures(per_problem: dict, shift: np.ndarray, names: list[str], seeds: int, compare) -> dict:
+    """Per method of ``names`` (exact first): accuracy and MAT pooled over seeds, intervals against exact
+    speculative sampling, the shift, and the per-problem values (``per_problem``: name -> [N, 3] solved,
+    tokens and target passes summed over seeds; ``shift``: [N, methods after exact] summed total variation)."""
     samples, seed = compare.bootstrap_samples, compare.seed
     exact = per_problem[EXACT]
     tokens = exact[:, 1]

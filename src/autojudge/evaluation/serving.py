@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autojudge.evaluation.sweep import Setting
+from autojudge.evaluation.setting import Setting
 from autojudge.params import Params
 from autojudge.rules.config import HEADS
 from autojudge.vllm_plugin.config import CONFIG_KEY

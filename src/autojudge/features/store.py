@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from autojudge.errors import InputError
-from autojudge.features.hidden_states import MismatchRow
 from autojudge.features.spec import FeatureSpec
 from autojudge.io import read_json, write_json
 from autojudge.mining.dataset import read_parquet, write_parquet
+
+if TYPE_CHECKING:  # reading features (stage train) needs no model stack
+    from autojudge.features.hidden_states import MismatchRow
 
 COLUMNS = ("problem_id", "position", "target_token", "draft_token", "important", "features")
 SPEC_FILE = "spec.json"

@@ -3,6 +3,10 @@
 Stored as one safetensors file: tensors ``weight`` [D] and ``bias`` [1] (float32), and a JSON
 metadata entry with the format version, feature spec, threshold, pair/task ids and the
 tokenizer hash. Decoding engines (the reference engine and the vLLM plugin) load this file.
+
+Torch is imported by what makes, scores or reads the tensors (:meth:`JudgeHead.probability`,
+:meth:`JudgeHead.save`, :func:`load_head`), not with this module: the cards, the registry and the
+out-of-fold bookkeeping name heads without the model stack.
 """
 
 from __future__ import annotations
@@ -10,14 +14,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_file, save_file
 
 from autojudge.errors import InputError, ModelPairError
 from autojudge.features.spec import FeatureSpec
 from autojudge.io import atomic_path
+
+if TYPE_CHECKING:
+    import torch
 
 FORMAT_VERSION = 1
 HEAD_FILE = "head.safetensors"
@@ -41,6 +47,8 @@ class JudgeHead:
 
     def probability(self, features: torch.Tensor) -> torch.Tensor:
         """p(important) for feature rows [N, D]."""
+        import torch
+
         weight = self.weight.to(device=features.device, dtype=torch.float32)
         return torch.sigmoid(features.float() @ weight + self.bias)
 
@@ -58,6 +66,9 @@ class JudgeHead:
 
     def save(self, path: Path) -> Path:
         """Write the head atomically; ``path`` may be a directory (the file is then head.safetensors)."""
+        import torch
+        from safetensors.torch import save_file
+
         path = Path(path)
         if path.suffix != ".safetensors":
             path = path / HEAD_FILE
@@ -92,6 +103,8 @@ class JudgeHead:
 
 def load_head(path: Path) -> JudgeHead:
     """Read a head file (or a directory holding head.safetensors); errors name the file."""
+    from safetensors.torch import load_file
+
     path = Path(path)
     if path.is_dir():
         path = path / HEAD_FILE

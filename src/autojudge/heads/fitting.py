@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
@@ -27,6 +26,8 @@ def fitted_head(
 ) -> tuple[HeadFit, JudgeHead]:
     """The grid-searched head on these rows, with its thresholds for ``recalls`` and training facts
     (``tokenizer_digest``: the target tokenizer's hash, which the head is bound to)."""
+    import torch  # the head's tensors; the rest of training is numpy and scikit-learn
+
     settings = params.train
     fit = fit_head(
         features,

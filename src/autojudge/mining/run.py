@@ -6,10 +6,11 @@ from pathlib import Path
 
 from autojudge.mining.search import ImportantTokenSearch, MiningProblem
 from autojudge.mining.shards import ShardSummary, mine_shard, shard_of
-from autojudge.models.pair import ModelPair, model_signature, tokenizer_hash
+from autojudge.models.pair import ModelPair, model_signature
 from autojudge.models.prompts import encode_prompt
 from autojudge.models.runtime import engine_from, pair_from, task_from
 from autojudge.models.teacher_forced import DraftPredictor
+from autojudge.models.tokenizer import tokenizer_hash
 from autojudge.params import Params
 
 

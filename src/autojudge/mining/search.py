@@ -12,12 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
-from transformers import PreTrainedTokenizerBase
+if TYPE_CHECKING:  # the mined data set (stage merge) needs no model stack
+    from transformers import PreTrainedTokenizerBase
 
-from autojudge.engines.base import GenerationEngine
-from autojudge.models.teacher_forced import DraftPredictor
-from autojudge.tasks.base import Example, Task
+    from autojudge.engines.base import GenerationEngine
+    from autojudge.models.teacher_forced import DraftPredictor
+    from autojudge.tasks.base import Example, Task
 
 
 @dataclass(frozen=True)

@@ -17,15 +17,9 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from autojudge.errors import InputError
 from autojudge.io import read_json, write_json
 from autojudge.models.distill import agreement, distill, is_frozen, truncated_draft
-from autojudge.models.pair import (
-    eos_token_ids,
-    load_causal_lm,
-    load_tokenizer,
-    model_signature,
-    save_checkpoint,
-    tokenizer_hash,
-)
+from autojudge.models.pair import load_causal_lm, model_signature, save_checkpoint
 from autojudge.models.prompts import encode_prompt
+from autojudge.models.tokenizer import eos_token_ids, load_tokenizer, tokenizer_hash
 from autojudge.params import DistillParams, ResponsesParams, VllmParams, task_data_dir
 from autojudge.tasks import get_task
 

@@ -19,7 +19,8 @@ from transformers import PreTrainedModel
 from autojudge.models.distilled_draft import Row, target_responses
 from autojudge.models.eagle import EagleExamples, build_examples
 from autojudge.models.eagle_training import CHECKPOINT, EagleTraining, train_head
-from autojudge.models.pair import load_causal_lm, load_tokenizer
+from autojudge.models.pair import load_causal_lm
+from autojudge.models.tokenizer import load_tokenizer
 from autojudge.params import EagleParams, VllmParams
 
 

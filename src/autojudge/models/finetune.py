@@ -33,8 +33,9 @@ from autojudge.io import atomic_path, write_json
 from autojudge.models.batches import padded_batch
 from autojudge.models.distill import response_loss
 from autojudge.models.lora import adapter_state, add_lora, load_adapter_state
-from autojudge.models.pair import eos_token_ids, weights_digest
+from autojudge.models.pair import weights_digest
 from autojudge.models.prompts import encode_prompt
+from autojudge.models.tokenizer import eos_token_ids
 from autojudge.params import FinetuneParams
 from autojudge.tasks.base import Example, Task
 

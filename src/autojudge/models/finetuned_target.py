@@ -23,8 +23,9 @@ from autojudge.models.finetune import (
     training_rows,
 )
 from autojudge.models.lora import merge_adapter
-from autojudge.models.pair import load_causal_lm, load_tokenizer, save_checkpoint, weights_digest
+from autojudge.models.pair import load_causal_lm, save_checkpoint, weights_digest
 from autojudge.models.prompts import encode_prompt
+from autojudge.models.tokenizer import load_tokenizer
 from autojudge.params import FinetuneParams, task_data_dir
 from autojudge.tasks import get_task
 

@@ -16,7 +16,8 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
 from autojudge.errors import InputError
-from autojudge.models.pair import eos_token_ids, resolve_dtype, save_checkpoint
+from autojudge.models.pair import resolve_dtype, save_checkpoint
+from autojudge.models.tokenizer import eos_token_ids
 
 
 def packaged_gguf(distribution: str, file: str) -> Path:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import AutoModelForCausalLM, PreTrainedModel, PreTrainedTokenizerBase
 
-from autojudge.errors import InputError, ModelPairError
+from autojudge.errors import InputError
 from autojudge.io import atomic_path
+from autojudge.models.tokenizer import check_same_tokenizer, eos_token_ids, load_tokenizer, model_dir
 
 DTYPES = {
     "float32": torch.float32,
@@ -27,29 +27,11 @@ def resolve_dtype(name: str) -> torch.dtype:
     return DTYPES[name]
 
 
-def _require_model_dir(path: Path, role: str) -> Path:
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{role} model not found: {path}")
-    if path.is_dir() and not (path / "config.json").is_file():
-        raise InputError(f"{role} model directory has no config.json: {path}")
-    return path
-
-
-def load_tokenizer(path: Path, role: str = "model") -> PreTrainedTokenizerBase:
-    """The tokenizer saved beside a model."""
-    path = _require_model_dir(path, role)
-    try:
-        return AutoTokenizer.from_pretrained(str(path))
-    except (OSError, ValueError) as error:
-        raise InputError(f"cannot load the {role} tokenizer from {path}: {error}") from None
-
-
 def load_causal_lm(
     path: Path, dtype: torch.dtype, device: str = "cpu", role: str = "model"
 ) -> PreTrainedModel:
     """A causal LM in eval mode with the given dtype."""
-    path = _require_model_dir(path, role)
+    path = model_dir(path, role)
     try:
         model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
     except (OSError, ValueError) as error:
@@ -64,63 +46,12 @@ def save_checkpoint(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, 
         tokenizer.save_pretrained(temporary)
 
 
-# tokens that end a turn in the chat templates of the supported families (ChatML, Llama 3, Llama 2)
-END_OF_TURN_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "</s>")
-
-
 def weights_digest(model_dir: Path) -> str:
     """SHA-256 of a model's safetensors files, to tie a measurement to the exact weights."""
     digest = hashlib.sha256()
     for path in sorted(Path(model_dir).glob("*.safetensors")):
         digest.update(path.read_bytes())
     return digest.hexdigest()
-
-
-def eos_token_ids(tokenizer: PreTrainedTokenizerBase, generation_eos: int | list[int] | None) -> set[int]:
-    """Every id that ends a response: the tokenizer's EOS, the generation config's, each end-of-turn token."""
-    ids = {tokenizer.eos_token_id}
-    ids.update([generation_eos] if isinstance(generation_eos, int) else generation_eos or [])
-    vocabulary = tokenizer.get_vocab()
-    ids.update(vocabulary[token] for token in END_OF_TURN_TOKENS if token in vocabulary)
-    return {i for i in ids if i is not None}
-
-
-def tokenizer_fingerprint(tokenizer: PreTrainedTokenizerBase) -> dict:
-    """What must be identical for two models to share drafts: vocabulary and special tokens."""
-    return {
-        "vocab": tokenizer.get_vocab(),
-        "special": {
-            "bos": tokenizer.bos_token_id,
-            "eos": tokenizer.eos_token_id,
-            "pad": tokenizer.pad_token_id,
-            "all": sorted(tokenizer.all_special_tokens),
-        },
-    }
-
-
-def check_same_tokenizer(
-    draft: PreTrainedTokenizerBase, target: PreTrainedTokenizerBase, draft_path: Path, target_path: Path
-) -> None:
-    """Raise `ModelPairError` naming both models unless their tokenizers are identical."""
-    draft_print, target_print = tokenizer_fingerprint(draft), tokenizer_fingerprint(target)
-    if draft_print["vocab"] != target_print["vocab"]:
-        only_draft = len(set(draft_print["vocab"].items()) - set(target_print["vocab"].items()))
-        raise ModelPairError(
-            f"tokenizers differ: draft {draft_path} and target {target_path} have different vocabularies "
-            f"({len(draft_print['vocab'])} vs {len(target_print['vocab'])} tokens, "
-            f"{only_draft} draft entries not in the target)"
-        )
-    if draft_print["special"] != target_print["special"]:
-        raise ModelPairError(
-            f"tokenizers differ: draft {draft_path} and target {target_path} have different special tokens "
-            f"({draft_print['special']} vs {target_print['special']})"
-        )
-
-
-def tokenizer_hash(tokenizer: PreTrainedTokenizerBase) -> str:
-    """A short stable hash of the tokenizer's fingerprint, to tie artifacts to a vocabulary."""
-    payload = json.dumps(tokenizer_fingerprint(tokenizer), sort_keys=True).encode()
-    return hashlib.sha256(payload).hexdigest()[:16]
 
 
 @dataclass

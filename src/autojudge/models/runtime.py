@@ -1,11 +1,19 @@
-"""Building the objects a stage needs from params: task, model pair, generation engine."""
+"""Building the objects a stage needs from params: task, model pair, generation engine.
+
+The model stack (torch, transformers, an engine) is imported by the function that builds a pair or an
+engine: a stage that only needs the task loads none of it.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from autojudge.engines.base import GenerationEngine
-from autojudge.models.pair import ModelPair, load_pair
 from autojudge.params import Params
 from autojudge.tasks import Task, get_task
+
+if TYPE_CHECKING:
+    from autojudge.models.pair import ModelPair
 
 
 def task_from(params: Params) -> Task:
@@ -14,6 +22,8 @@ def task_from(params: Params) -> Task:
 
 def pair_from(params: Params, dtype: str | None = None) -> ModelPair:
     """The pair of params, in ``dtype`` if given (else the pair's own dtype)."""
+    from autojudge.models.pair import load_pair
+
     return load_pair(
         params.pair.name,
         params.pair.draft,

@@ -1,4 +1,8 @@
-"""Logging the head's training run and, after evaluation, its model and card."""
+"""Logging the head's training run and, after evaluation, its model and card.
+
+MLflow is imported by the functions that log, and the pyfunc model (torch, pandas) by the one that logs
+it: the training stage loads neither with this module.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ from pathlib import Path
 
 from autojudge.heads.artifact import load_head
 from autojudge.io import write_text
-from autojudge.registry.pyfunc import JudgeHeadModel, input_example, model_signature
 from autojudge.tracking.store import experiment, use_tracking
 
 
@@ -49,6 +52,7 @@ def log_model_and_card(
     columns f0..f{n-1}) is also stored as the ``dataframe_split`` payload that ``mlflow models serve`` takes.
     """
     import mlflow
+    from autojudge.registry.pyfunc import JudgeHeadModel, input_example, model_signature  # torch, pandas
 
     head = load_head(head_path)
     use_tracking()

@@ -2,3 +2,7 @@
 
 Imports mining, features, models, engines and lower layers.
 """
+
+# the marker stages relabel and train_selfjudge write in their output directories when selfjudge.enabled
+# is false
+DISABLED = "disabled.json"

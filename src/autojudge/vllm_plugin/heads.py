@@ -7,7 +7,7 @@ from pathlib import Path
 
 from autojudge.errors import ModelPairError
 from autojudge.heads.artifact import JudgeHead
-from autojudge.models.pair import load_tokenizer, tokenizer_hash
+from autojudge.models.tokenizer import load_tokenizer, tokenizer_hash
 from autojudge.tracking.heads import resolve_head
 
 logger = logging.getLogger("vllm.autojudge")

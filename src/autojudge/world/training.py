@@ -14,7 +14,8 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from autojudge.engines.hf import HFEngine
 from autojudge.models.batches import padded_batch
-from autojudge.models.pair import load_tokenizer, save_checkpoint
+from autojudge.models.pair import save_checkpoint
+from autojudge.models.tokenizer import load_tokenizer
 from autojudge.params import ToyModelParams, ToyParams
 from autojudge.world.corpus import Probe, TrainingText, held_out_keys, probes, text_stream
 from autojudge.world.tokenizer import train_toy_tokenizer
