@@ -7,6 +7,7 @@ the rules' decisions, ``standard_test``, ``lossy_allowed``, ``accepted_rows``, `
 ``vllm_plugin/runner.py`` moves it. For every registered rule and random batches mixing greedy and sampled
 requests it checks that the CUDA step accepts the same rows and emits the same greedy tokens as the CPU
 step, and records whether the greedy step synchronises with the host (``torch.cuda.set_sync_debug_mode``).
+The rules' keys are the one-core property test's (``tests/rule_settings.py``).
 
     PYTHONPATH=src python results/gpu/check_core_on_cuda.py --out results/gpu
 """
@@ -37,6 +38,9 @@ def _shim_safetensors() -> None:
 
 
 _shim_safetensors()
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+
+from rule_settings import HALFWAY_KEYS  # noqa: E402
 
 from autojudge.features.spec import FeatureSpec  # noqa: E402
 from autojudge.heads.artifact import JudgeHead  # noqa: E402
@@ -53,25 +57,13 @@ from autojudge.rules.verification import (  # noqa: E402
 )
 
 V, H, K = 4096, 64, 8
-KEYS = {  # settings where every rule accepts some mismatches and rejects others on these batches
-    "topk": {"top_k": 3},
-    "judge": {"threshold": 0.5},
-    "selfjudge": {"threshold": 0.5},
-    "fsd-js": {"threshold": 0.1},
-    "fsd-kl": {"threshold": 0.3},
-    "fsd-tv": {"threshold": 0.3},
-    "kl-mask": {"threshold": 0.5, "confidence": 0.6},
-    "target-entropy": {"threshold": 1.5},
-    "draft-entropy": {"threshold": 1.5},
-    "fly": {"threshold": 0.8, "fly_window_size": 2},
-}
 
 
 def _rule(name: str, device: torch.device):
     weight = torch.randn(H, generator=torch.Generator().manual_seed(7))
     head = JudgeHead(weight, 0.0, 0.5, FeatureSpec("target", H, 0), "pair", "task", "hash")
     head.weight = head.weight.to(device=device, dtype=torch.float32)  # as the runner moves it
-    return build_rule(RuleConfig(name, **KEYS.get(name.removesuffix("-published"), {})), K, head)
+    return build_rule(RuleConfig(name, **HALFWAY_KEYS.get(name.removesuffix("-published"), {})), K, head)
 
 
 def _batch(seed: int, requests: int) -> dict[str, torch.Tensor]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from rule_settings import HALFWAY_KEYS
 
 from autojudge.decoding.sampling import Sampling, verify
 from autojudge.features.spec import FeatureSpec
@@ -25,22 +26,10 @@ from autojudge.vllm_plugin.step import ACTIVE, StepContext
 V, H, K = 24, 8, 4
 BATCHES = 6
 TEMPERATURES = [0.8, 0.0, 1.3, 0.0, 1.0]  # requests 0, 2, 4 sampled (seeded), 1, 3 greedy
-THRESHOLDS = {  # halfway-permissive settings: every rule accepts some mismatches and rejects others
-    "topk": {"top_k": 3},
-    "judge": {"threshold": 0.5},
-    "selfjudge": {"threshold": 0.5},
-    "fsd-js": {"threshold": 0.1},
-    "fsd-kl": {"threshold": 0.3},
-    "fsd-tv": {"threshold": 0.3},
-    "kl-mask": {"threshold": 0.5, "confidence": 0.6},
-    "target-entropy": {"threshold": 1.5},
-    "draft-entropy": {"threshold": 1.5},
-    "fly": {"threshold": 0.8, "fly_window_size": 2},
-}
 
 
 def _rule(name: str):
-    keys = THRESHOLDS.get(name.removesuffix("-published"), {})
+    keys = HALFWAY_KEYS.get(name.removesuffix("-published"), {})
     head = JudgeHead(torch.randn(H, generator=torch.Generator().manual_seed(7)), 0.0, 0.5,
                      FeatureSpec("target", H, 0), "pair", "task", "hash")  # fmt: skip
     return build_rule(RuleConfig(name, **keys), K, head)
