@@ -4,6 +4,7 @@ import json
 
 import pytest
 import torch
+import yaml
 
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
@@ -113,3 +114,38 @@ def test_interval_recomputes_a_stored_interval_and_names_the_known_settings(auto
     )
     assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
     assert "no setting 'topk' on split 'test'; known: exact SD W=8, judge t=0.5 W=8" in wrong.stderr
+
+
+def test_eval_without_its_head_file_names_it_in_one_line_before_loading_models(
+    autojudge, eval_params, tmp_path
+):
+    missing = tmp_path / "heads" / "head.safetensors"
+    result = autojudge(
+        "eval", "--rule", "judge", "--head", str(missing), "--params", str(eval_params), cwd=tmp_path
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == f"error: judge head not found: {missing}"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["params.yaml"]  # nothing written
+
+
+def test_eval_takes_the_task_from_params_unless_given(autojudge, tmp_path):
+    """``task.name`` (and its ``data_dir``) when ``--task`` is not given."""
+    params = tmp_path / "pyfunc.yaml"
+    params.write_text("task: {name: pyfunc, data_dir: nowhere}\n")
+    result = autojudge("eval", "--params", str(params), cwd=tmp_path)
+    assert (
+        result.returncode == 2 and result.stderr.strip() == "error: data file not found: nowhere/test.jsonl"
+    )
+    result = autojudge("eval", "--task", "arith", "--params", str(params), cwd=tmp_path)
+    assert result.returncode == 2 and "data file not found: data/arith/test.jsonl" in result.stderr
+
+
+def test_eval_takes_the_window_from_params_unless_given(autojudge, eval_params, tmp_path):
+    """``evaluate.window`` when ``--window`` is not given (the tests above give it)."""
+    raw = yaml.safe_load(eval_params.read_text())
+    raw["decoding"]["max_new_tokens"] = 16  # one short response: the window is all this test reads
+    params = tmp_path / "short.yaml"
+    params.write_text(yaml.safe_dump(raw))
+    result = autojudge("eval", "--limit", "1", "--samples", "20", "--params", str(params), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"sd exact W={raw['evaluate']['window']}: accuracy" in result.stdout

@@ -8,6 +8,7 @@ import torch
 from autojudge.errors import InputError, TrackingError
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
+from autojudge.orchestration.transient import is_transient
 from autojudge.registry.promotion import (
     PRODUCTION,
     check_gates,
@@ -17,14 +18,17 @@ from autojudge.registry.promotion import (
 )
 from autojudge.registry.runs import log_model_and_card, log_training_run
 from autojudge.tracking.heads import resolve_head, version_card
+from autojudge.tracking.store import use_tracking
 
 NAME = "autojudge-arith-test"
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
+    """An empty local store in the working directory (promoting and rolling back create none)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    use_tracking()
     return tmp_path
 
 
@@ -107,7 +111,7 @@ def unreachable_server(store, monkeypatch):
 
 
 def test_an_unreachable_server_is_not_read_as_nothing_registered(unreachable_server):
-    """Not "no version to promote" / "nothing to roll back": a TrackingError with MLflow's message."""
+    """Not "no version to promote" / "nothing to roll back": a TrackingError naming the server."""
     calls = {
         "promote": lambda: promote(NAME, None, 0.01, 1.2),
         "roll back": lambda: rollback(NAME),
@@ -118,4 +122,5 @@ def test_an_unreachable_server_is_not_read_as_nothing_registered(unreachable_ser
             call()
         assert not isinstance(failure.value, InputError), what
         message = str(failure.value)
-        assert f"API request to {unreachable_server}/" in message and "\n" not in message, what
+        assert f"MLflow tracking server {unreachable_server} " in message and "\n" not in message, what
+        assert is_transient(failure.value), what  # a flow still retries it

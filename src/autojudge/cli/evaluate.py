@@ -19,12 +19,16 @@ EVAL_RULES = (
 
 
 def evaluate_command(
-    task_name: Annotated[str, typer.Option("--task", help="Task name.")] = "arith",
+    task_name: Annotated[
+        str | None, typer.Option("--task", help="Task name (default: params task.name).")
+    ] = None,
     split: Annotated[str, typer.Option(help="Split to evaluate.")] = "test",
     rule: Annotated[
         str, typer.Option(help=f"Acceptance rule ({EVAL_RULES}); 'target' or 'draft' decode one model.")
     ] = "exact",
-    window: Annotated[int, typer.Option(help="Draft window W.")] = 8,
+    window: Annotated[
+        int | None, typer.Option(min=1, help="Draft window W (default: params evaluate.window).")
+    ] = None,
     top_k: Annotated[int, typer.Option(help="topk: K of the top-K rule.")] = 4,
     head: Annotated[
         str | None,
@@ -72,15 +76,13 @@ def evaluate_command(
     from autojudge.tasks import get_task
 
     settings = load_params(params)
+    task_name = task_name or settings.task.name
+    window = window or settings.evaluate.window
     data_dir = settings.task.data_dir if task_name == settings.task.name else Path("data") / task_name
     task = get_task(task_name, data_dir)
     examples = task.load_split(split, limit)
-    pair = pair_from(settings)
-    config = None
-    if rule in ("target", "draft"):
-        acceptance, method = None, f"{rule} greedy"
-        models = (pair.target if rule == "target" else pair.draft, None)
-    else:
+    config = judge = None
+    if rule not in ("target", "draft"):
         from autojudge.errors import InputError
         from autojudge.rules.config import RULES, TRAINING_FREE, RuleConfig
 
@@ -97,7 +99,13 @@ def evaluate_command(
             fly_window_size=compare.fly_window_size if fly_window_size is None else fly_window_size,
             fly_entropy_top_k=compare.fly_entropy_top_k if fly_entropy_top_k is None else fly_entropy_top_k,
         )
-        acceptance = _acceptance_rule(config, window, pair, head)
+        judge = _judge_head(config, head)  # before the models load: a missing head stops at once
+    pair = pair_from(settings)
+    if config is None:
+        acceptance, method = None, f"{rule} greedy"
+        models = (pair.target if rule == "target" else pair.draft, None)
+    else:
+        acceptance = _acceptance_rule(config, window, pair, head, judge)
         method, models = f"sd {acceptance.describe()} W={window}", (pair.target, pair.draft)
     decoder = BatchedDecoder(
         *models,
@@ -164,18 +172,25 @@ def _versus_exact(generate, task, examples, pair, results, window: int, samples:
     return figures
 
 
-def _acceptance_rule(config, window: int, pair, head: str | None):
-    """The speculative decoding rule named on the command line; a head must fit the pair."""
-    from autojudge.errors import InputError, ModelPairError
-    from autojudge.models.tokenizer import tokenizer_hash
-    from autojudge.rules.build import build_rule
+def _judge_head(config, head: str | None):
+    """The head a rule needs (None for a rule that needs none): from ``--head``, a file or an MLflow URI."""
+    from autojudge.errors import InputError
     from autojudge.tracking.heads import resolve_head
 
-    judge = None
-    if config.needs_head:
-        if head is None:
-            raise InputError(f"--rule {config.rule} needs --head (a head file or models:/<name>@<alias>)")
-        judge = resolve_head(head)
+    if not config.needs_head:
+        return None
+    if head is None:
+        raise InputError(f"--rule {config.rule} needs --head (a head file or models:/<name>@<alias>)")
+    return resolve_head(head)
+
+
+def _acceptance_rule(config, window: int, pair, head: str | None, judge):
+    """The speculative decoding rule named on the command line; its head (``judge``) must fit the pair."""
+    from autojudge.errors import ModelPairError
+    from autojudge.models.tokenizer import tokenizer_hash
+    from autojudge.rules.build import build_rule
+
+    if judge is not None:
         try:
             judge.check_models(
                 pair.name,

@@ -42,21 +42,32 @@ def toy_train(
     ] = None,
     params: ParamsOption = Path("params.yaml"),
     preset: PresetOption = None,
+    force: Annotated[
+        bool, typer.Option(help="Overwrite models already in OUT (the committed pair).")
+    ] = False,
 ) -> None:
     """Train the toy tokenizer, target and draft from the 'toy' params (slow: tens of minutes)."""
+    if only not in (None, "target", "draft"):
+        raise AutoJudgeError(f"--only must be target or draft, got {only!r}")
+    roles = (only,) if only else ("target", "draft")
+    existing = [str(out / role) for role in roles if (out / role).exists()]
+    if existing and not force:
+        raise AutoJudgeError(
+            f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}: pass --force to "
+            "overwrite (the pair in models/ is committed), or --out another directory"
+        )
     from autojudge.io import read_json
     from autojudge.world.training import train_toy_pair
 
     settings = _toy_settings(params, preset)
-    if only not in (None, "target", "draft"):
-        raise AutoJudgeError(f"--only must be target or draft, got {only!r}")
     record_path = out / "training.json"
     record = read_json(record_path) if only and record_path.exists() else {"history": {}}
-    histories = train_toy_pair(settings.toy, out, (only,) if only else ("target", "draft"))
+    histories = train_toy_pair(settings.toy, out, roles)
     command = (
         "autojudge toy train"
         + (f" --preset {preset}" if preset else "")
         + (f" --only {only}" if only else "")
+        + (" --force" if force else "")
     )
     record["commands"] = [*record.get("commands", []), command] if only else [command]
     record["toy"] = settings.toy.model_dump(mode="json")

@@ -15,9 +15,10 @@ HISTORY_TAG = "autojudge.production_history"
 
 
 def _client():
+    """A client of the registry, which must exist (promoting or rolling back creates no store)."""
+    use_tracking(create=False)
     from mlflow import MlflowClient
 
-    use_tracking()
     return MlflowClient()
 
 

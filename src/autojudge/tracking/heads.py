@@ -12,9 +12,9 @@ from autojudge.tracking.store import use_tracking
 
 
 def _artifacts_dir(uri: str) -> Path:
+    use_tracking(create=False)  # a head is read from an existing store, never from a new empty one
     import mlflow
 
-    use_tracking()
     with mlflow_errors(f"cannot resolve {uri}"):
         return Path(mlflow.artifacts.download_artifacts(artifact_uri=uri))
 

@@ -1,12 +1,24 @@
 """Where MLflow keeps runs and models: a local SQLite store under ``mlflow/`` unless
-``MLFLOW_TRACKING_URI`` points elsewhere (e.g. the cluster's tracking server)."""
+``MLFLOW_TRACKING_URI`` points elsewhere (e.g. the cluster's tracking server).
+
+Writers (the stages that log and register) create the local store; readers (promote, roll back, resolve a
+head) need one, and stop with one line where there is none rather than leave an empty store behind (in a
+folder that is not the project, say). A tracking server that cannot be reached is one line at once, not
+MLflow's retries (minutes)."""
 
 from __future__ import annotations
 
 import os
+import socket
+import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from autojudge.errors import InputError, TrackingError
 
 LOCAL_STORE = Path("mlflow")
+CONNECT_TIMEOUT_S = 5.0
+_reached: set[str] = set()  # servers this process has reached: probed once
 
 
 def local_uri(store: Path = LOCAL_STORE) -> str:
@@ -17,17 +29,46 @@ def tracking_uri(store: Path = LOCAL_STORE) -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or local_uri(store)
 
 
-def use_tracking(store: Path = LOCAL_STORE) -> str:
-    """Point MLflow at the project's store; returns the URI in use."""
-    import mlflow
-
+def use_tracking(store: Path = LOCAL_STORE, create: bool = True) -> str:
+    """Point MLflow at the project's store; returns the URI in use. Without ``create``, a local store must
+    exist already (an InputError names it); a server must accept connections (a TrackingError names it)."""
     uri = tracking_uri(store)
     if uri.startswith("sqlite:///"):
+        if not create and uri == local_uri(store) and not (store / "mlflow.db").is_file():
+            raise InputError(
+                f"no MLflow store at {store / 'mlflow.db'}: nothing is registered here (run this in the "
+                "project's directory after `dvc repro`, or set MLFLOW_TRACKING_URI to a tracking server)"
+            )
         store.mkdir(parents=True, exist_ok=True)
         _create_once(uri, store)
+    elif uri.startswith(("http://", "https://")):
+        _check_reachable(uri)
+    import mlflow
+
     mlflow.set_tracking_uri(uri)
     mlflow.set_registry_uri(uri)
     return uri
+
+
+def _check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Open (and close) a TCP connection to the server of ``uri``; a TrackingError naming it, raised from
+    the socket's error (so that orchestration still retries it as transient), when that fails. Skipped
+    where a proxy carries the requests."""
+    if uri in _reached:
+        return
+    parts = urlsplit(uri)
+    host = parts.hostname or ""
+    if urllib.request.getproxies().get(parts.scheme) and not urllib.request.proxy_bypass(host):
+        return
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as error:
+        reason = error.strerror or str(error) or type(error).__name__
+        raise TrackingError(
+            f"MLflow tracking server {uri} (MLFLOW_TRACKING_URI) cannot be reached: {reason}"
+        ) from error
+    _reached.add(uri)
 
 
 def _create_once(uri: str, store: Path) -> None:

@@ -61,7 +61,7 @@ def _registered_version(uri: str) -> tuple[str, str]:
     from mlflow import MlflowClient
 
     body = uri.removeprefix("models:/")
-    use_tracking()
+    use_tracking(create=False)
     if "@" in body:
         name, alias = body.split("@", 1)
         try:
