@@ -120,7 +120,8 @@ def test_second_repro_does_nothing(deployed_pipeline):
 
 @pytest.mark.slow
 def test_changing_a_relabeling_parameter_invalidates_relabel_and_what_follows_only(deployed_pipeline):
-    """A stage in the middle of the graph: not mining, features, the AutoJudge head or the benchmark.
+    """A stage in the middle of the graph: not mining, features or the AutoJudge head (the benchmark times
+    the comparison's recommendation, so it follows).
 
     DVC reruns a changed stage and everything downstream of it (the next test shows a rerun); this reads
     which stage DVC finds changed and what depends on it, without paying for the rerun itself."""
@@ -146,6 +147,7 @@ def test_changing_a_relabeling_parameter_invalidates_relabel_and_what_follows_on
         "train_selfjudge",
         "compare",
         "sampled",
+        "bench",
         "register",
     }
     assert "register@pyfunc" in rerun

@@ -20,11 +20,16 @@ def pipeline_bench(deployed_pipeline):
 
 @pytest.mark.slow
 def test_real_benchmark_is_consistent(pipeline_bench) -> None:
-    report, _ = pipeline_bench
+    report, workdir = pipeline_bench
     windows = PIPELINE_PARAMS["bench.windows"]
-    assert report["engine_starts"] == 1 + 2 * len(
-        windows
-    )  # the target, and a plugin and a stock engine per window
+    # the comparison's recommendations (a rule at its chosen point, not exact SD) are timed as served
+    comparison = json.loads((workdir / "metrics" / "arith" / "compare.json").read_text())
+    served = {entry["setting"] for entry in comparison["serving"].values() if entry["autojudge"]}
+    timed = report["recommendations"]
+    assert {info["compare_setting"] for info in timed.values()} == served
+    own_engines = sum(info["own_engine"] for info in timed.values())
+    # the target, a plugin and a stock engine per window, and one per recommendation that needs its own
+    assert report["engine_starts"] == 1 + (2 + own_engines) * len(windows)
     assert report["problems"] == PIPELINE_PARAMS["bench.problems"]
     assert report["accuracy_problems"] == PIPELINE_PARAMS["bench.accuracy_problems"]
     # lossless SD, stock and through the plugin, emits the target's tokens
@@ -70,5 +75,6 @@ def test_real_benchmark_writes_metrics_plot_and_tables(pipeline_bench) -> None:
     assert len((plots / "bench_tokens_per_s.csv").read_text().splitlines()) == 1 + rows
     text = (plots / "bench.md").read_text()
     assert "### Speed (vLLM)" in text and "### Energy" in text and "plugin not loaded" in text
+    assert text.count("The comparison's recommendation within") == len(report["recommendations"])
     if shutil.which("nvidia-smi") is None:
         assert "not available" in text

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from autojudge.bench.vllm_plan import check_plan, speculative_settings
+from autojudge.bench.vllm_plan import (
+    check_plan,
+    head_points,
+    recommendations,
+    runs_at,
+    speculative_settings,
+)
 from autojudge.errors import InputError
 from autojudge.params import BenchParams
 
@@ -24,3 +30,59 @@ def test_settings_and_plan_checks() -> None:
         InputError, match=r"bench\.accuracy_problems 64 need 64 problems, but split 'test' has 24"
     ):
         check_plan(bench.model_copy(update={"accuracy_problems": 64}), 24)
+
+
+def _served(setting: str, method: str, config: dict | None) -> dict:
+    return {"setting": setting, "method": method, "autojudge": config}
+
+
+def test_recommendations_are_timed_once_each_as_they_are_served() -> None:
+    """A rule that reads the drafter's logits or another head gets an engine started with its served config;
+    the others are request overrides on the plugin engine (without the engine's keys); exact SD is stock SD."""
+    head = "heads/arith/head.safetensors"
+    serving = {
+        "1": _served(
+            "target-entropy t=0.7 W=32", "target-entropy", {"rule": "target-entropy", "threshold": 0.7}
+        ),
+        "2": _served(
+            "target-entropy t=0.7 W=32", "target-entropy", {"rule": "target-entropy", "threshold": 0.7}
+        ),
+        "3": _served(
+            "kl-mask t=4.5 W=32", "kl-mask", {"rule": "kl-mask", "threshold": 4.5, "confidence": 0.9}
+        ),
+        "4": _served("judge t=0.1 W=32", "judge", {"rule": "judge", "threshold": 0.1, "judge_head": head}),
+        "5": _served(
+            "selfjudge t=0.2 W=32", "selfjudge", {"rule": "selfjudge", "threshold": 0.2, "judge_head": "s"}
+        ),
+        "6": _served("exact SD W=32", "exact", None),
+    }
+    found = {r.setting.name: r for r in recommendations(serving, head)}
+    assert list(found) == ["recommended_1+2pt", "recommended_3pt", "recommended_4pt", "recommended_5pt"]
+    assert found["recommended_1+2pt"].setting.override == {"rule": "target-entropy", "threshold": 0.7}
+    assert found["recommended_4pt"].setting.override == {"rule": "judge", "threshold": 0.1}
+    assert found["recommended_3pt"].own_engine and found["recommended_5pt"].own_engine
+    assert (
+        found["recommended_3pt"].setting.override is None
+        and found["recommended_3pt"].config["confidence"] == 0.9
+    )
+
+
+def test_fly_runs_only_where_its_window_fits() -> None:
+    assert not runs_at({"rule": "fly", "threshold": 0.3}, 1) and runs_at({"rule": "fly", "threshold": 0.3}, 8)
+    assert not runs_at({"rule": "fly", "threshold": 0.3, "fly_window_size": 8}, 8)
+    assert runs_at({"rule": "fsd-tv", "threshold": 0.1}, 1)
+
+
+def test_the_heads_chosen_points_come_from_the_comparison() -> None:
+    comparison = {
+        "validation": [
+            {"setting": "judge t=0.01 W=32", "threshold": 0.01},
+            {"setting": "judge t=0.2 W=32", "threshold": 0.2},
+        ],
+        "chosen": {
+            "1": {"judge": "judge t=0.01 W=32"},
+            "2": {"judge": "judge t=0.01 W=32"},
+            "3": {"judge": None},
+        },
+    }
+    assert head_points(comparison) == [0.01] and head_points({}) == []

@@ -123,3 +123,22 @@ def test_cross_check_on_the_toy_pair(toy_pair, arith_task, params):
         g.tokens == s.tokens and _counters(g) == _counters(s) for g, s in zip(batched, expected, strict=True)
     ]
     assert sum(identical) == len(rules) * len(prompts)
+
+
+def test_dropped_requests_stop_and_the_others_are_untouched(tiny_random_pair, arith_task):
+    """``on_finished`` sees each finished request once; the requests it names are never decoded (still
+    waiting) or stop (running), and every other request decodes exactly as without the hook."""
+    pair = tiny_random_pair
+    requests = [Request(p, ExactMatch()) for p in _prompts(arith_task, pair.tokenizer, "validation", 6)]
+    plain = _batched(pair, 4, 20, batch_size=2).generate(requests)
+    seen: list[int] = []
+
+    def drop_the_last_three(finished):  # once: when the first requests finish
+        first = not seen
+        seen.extend(index for index, _ in finished)
+        return [3, 4, 5] if first else []
+
+    hooked = _batched(pair, 4, 20, batch_size=2).generate(requests, on_finished=drop_the_last_three)
+    assert len(seen) == len(set(seen)) and not {4, 5} & set(seen)
+    assert [g.tokens for g in hooked[:3]] == [g.tokens for g in plain[:3]]
+    assert hooked[4].tokens == hooked[5].tokens == []  # never joined a batch

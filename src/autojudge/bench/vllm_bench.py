@@ -6,7 +6,13 @@ Protocol (the AutoJudge paper, section 4.3 and appendix G, with an honest baseli
   draft-model SD with the autojudge plugin not loaded in the engine's processes). ``sd_exact`` is
   the plugin's exact rule (the same tokens; what the plugin itself costs). Headline ratios are
   against ``sd_stock``; exact against stock is reported too.
-* Every speculative setting runs at every window of ``windows`` (the grid starts at 1). Each
+* Settings: besides the baselines, the registered head at its own threshold, at ``bench.thresholds`` and
+  at the points the comparison chose for it, and the comparison's recommendation at each budget as it is
+  served (:func:`autojudge.bench.vllm_plan.recommendations`: a request override on the plugin engine, or an
+  engine of its own started with the served config when the rule reads the drafter's logits or another
+  head).
+* Every speculative setting runs at every window of ``windows`` (the grid starts at 1; FLy where its
+  deferred window fits). Each
   setting's window is chosen per batch size by the median tokens/s of its ``tuning_repeats``
   passes only; the figures reported for it come from its other ``repeats`` passes at that window,
   so the choice and the report use different repeats (a window picked on the timed passes would
@@ -67,7 +73,10 @@ from autojudge.bench.vllm_plan import (
     STOCK,
     TARGET,
     check_plan,
+    head_points,
     header,
+    recommendations,
+    runs_at,
     speculative_settings,
 )
 from autojudge.errors import AutoJudgeError
@@ -138,8 +147,10 @@ def runner_record(vllm_config: Any, plugin: bool) -> dict[str, str]:
     }
 
 
-def run_benchmark(params: Any, head_path: Path) -> dict[str, Any]:
-    """Start the engines of ``params.bench``, measure every setting, and return the report."""
+def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Start the engines of ``params.bench``, measure every setting, and return the report; ``comparison``
+    (``compare.json``) adds the head at its chosen points and each recommended rule at its chosen point, as
+    a request override on the plugin engine or on an engine started with its served config."""
     bench, vllm = params.bench, params.mining.vllm
     check_plan(bench)
     from vllm.plugins import load_general_plugins
@@ -196,14 +207,18 @@ def run_benchmark(params: Any, head_path: Path) -> dict[str, Any]:
         target.runners[TARGET] = target_runner
     finally:
         engine.close()
-    plugin_settings = speculative_settings([head.threshold, *bench.thresholds])
+    recommended = recommendations((comparison or {}).get("serving", {}), str(head_path))
+    head_chosen = head_points(comparison or {})
+    plugin_settings = speculative_settings([head.threshold, *bench.thresholds, *head_chosen])
     by_window: dict[int, Measured] = {}
     for window in bench.windows:
+        runnable = [r for r in recommended if runs_at(r.config, window)]
         with engine_environment(plugin=True):
             llm = spec_llm(window, {"rule": "judge", "judge_head": str(head_path)})
             runner = runner_record(llm.llm_engine.vllm_config, plugin=True)
         try:
             chosen = plugin_settings + ([OVERHEAD_SETTING] if window == bench.overhead_window else [])
+            chosen += [r.setting for r in runnable if not r.own_engine]
             plugin = run(
                 {s.name: _speculative_decoder(decode, llm, max_new, eos, s.override) for s in chosen},
                 bench.tuning_repeats,
@@ -220,6 +235,19 @@ def run_benchmark(params: Any, head_path: Path) -> dict[str, Any]:
         finally:
             llm.llm_engine.engine_core.shutdown()
         by_window[window] = plugin.merged(stock)
+        for one in (r for r in runnable if r.own_engine):
+            with engine_environment(plugin=True):
+                llm = spec_llm(window, one.config)
+                runner = runner_record(llm.llm_engine.vllm_config, plugin=True)
+            try:
+                alone = run(
+                    {one.setting.name: _speculative_decoder(decode, llm, max_new, eos, None)},
+                    bench.tuning_repeats,
+                )
+                alone.runners = {one.setting.name: runner}
+            finally:
+                llm.llm_engine.engine_core.shutdown()
+            by_window[window] = by_window[window].merged(alone)
     report = header(bench, len(timed), len(accuracy_prompts))
     report.update(
         build_report(
@@ -227,10 +255,28 @@ def run_benchmark(params: Any, head_path: Path) -> dict[str, Any]:
         )
     )
     report["pair"], report["task"] = params.pair.name, params.task.name
-    report["head"] = {"path": str(head_path), "threshold": head.threshold, "features": head.features.source}
+    report["head"] = {
+        "path": str(head_path),
+        "threshold": head.threshold,
+        "chosen_thresholds": head_chosen,  # the comparison's points for it, one per budget
+        "features": head.features.source,
+    }
     report["runtime_seconds"] = round(time.perf_counter() - started, 1)
     report["cpus"], report["load_average_1m"] = os.cpu_count(), [load_before, os.getloadavg()[0]]
-    report["engine_starts"] = 1 + 2 * len(bench.windows)
+    report["recommendations"] = {
+        r.setting.name: {
+            "budgets_points": list(r.budgets),
+            "method": r.method,
+            "compare_setting": r.compare_setting,
+            "served_config": r.config,
+            "own_engine": r.own_engine,
+        }
+        for r in recommended
+        if r.setting.name in report["settings"]
+    }
+    report["engine_starts"] = 1 + sum(
+        2 + sum(r.own_engine and runs_at(r.config, w) for r in recommended) for w in bench.windows
+    )
     return report
 
 

@@ -35,6 +35,47 @@ def speculative_settings(thresholds: Sequence[float]) -> list[Setting]:
 
 
 OVERHEAD_SETTING = Setting(OVERHEAD, {"rule": "judge", "threshold": 0.0}, 0.0)
+RECOMMENDED = "recommended_"
+ENGINE_ONLY_KEYS = ("judge_head", "judge_head_sha256")  # an engine's, not a request's
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The comparison's recommendation at some budgets, as the benchmark times it: ``config`` is the
+    plugin config it is served with; ``own_engine``: it needs an engine started with that config (a rule
+    that reads the drafter's logits, or another head), else it is a request override on the plugin engine."""
+
+    setting: Setting
+    budgets: tuple[str, ...]
+    method: str
+    compare_setting: str
+    config: dict[str, Any]
+    own_engine: bool
+
+
+def recommendations(serving: dict[str, dict], head_path: str) -> list[Recommendation]:
+    """The comparison's recommendations (``compare.json``'s ``serving``: budget -> recommended setting and
+    its plugin config), once each; exact SD is stock SD, timed anyway."""
+    from autojudge.rules.config import NEEDS_DRAFT_LOGITS
+
+    by_setting: dict[str, list[str]] = {}
+    for budget, entry in serving.items():
+        if entry["autojudge"] is not None:
+            by_setting.setdefault(entry["setting"], []).append(budget)
+    found = []
+    for compare_setting, budgets in by_setting.items():
+        entry = serving[budgets[0]]
+        config = dict(entry["autojudge"])
+        other_head = config.get("judge_head") not in (None, head_path)
+        own = other_head or config["rule"] in NEEDS_DRAFT_LOGITS
+        override = None if own else {k: v for k, v in config.items() if k not in ENGINE_ONLY_KEYS}
+        name = f"{RECOMMENDED}{'+'.join(budgets)}pt"
+        found.append(
+            Recommendation(
+                Setting(name, override), tuple(budgets), entry["method"], compare_setting, config, own
+            )
+        )
+    return found
 
 
 def round_threshold(threshold: float) -> float:
@@ -77,3 +118,24 @@ def header(bench: Any, problems: int, accuracy_problems: int) -> dict[str, Any]:
         "bootstrap_samples": bench.bootstrap_samples,
         "seed": bench.seed,
     }
+
+
+def head_points(comparison: dict[str, Any]) -> list[float]:
+    """The AutoJudge head's thresholds the comparison chose on validation (one per budget, once each)."""
+    rows = {row["setting"]: row for row in comparison.get("validation", [])}
+    names = {by_method.get("judge") for by_method in comparison.get("chosen", {}).values()}
+    return sorted({rows[name]["threshold"] for name in names if name in rows})
+
+
+def runs_at(config: dict[str, Any], window: int) -> bool:
+    """Whether a served config can run with ``window`` draft tokens (FLy needs a window of 2 or more, and
+    its deferred window below it)."""
+    from autojudge.rules.config import fly_window
+
+    if config["rule"] != "fly":
+        return True
+    try:
+        fly_window(config.get("fly_window_size"), window)
+    except InputError:
+        return False
+    return True

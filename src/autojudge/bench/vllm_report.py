@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from autojudge.bench.vllm_plan import EXACT, STOCK, TARGET, threshold_of
+from autojudge.bench.vllm_plan import EXACT, RECOMMENDED, STOCK, TARGET, threshold_of
 from autojudge.io import atomic_path, write_json, write_text
 
 LABELS = {TARGET: "target alone", STOCK: "SD stock (vLLM)", EXACT: "SD exact (plugin)"}
@@ -27,15 +27,20 @@ def _runner_text(runner: dict[str, str] | None) -> str:
     return f"{runner['runner'].split(' (')[0]}, {runner['worker_cls'].rsplit('.', 1)[-1]}, plugin {runner['plugin']}"
 
 
-def _setting_label(name: str) -> tuple[str, Any]:
-    """The table's setting and threshold columns."""
+def _setting_label(name: str, recommended: dict[str, dict] | None = None) -> tuple[str, Any]:
+    """The table's setting and threshold columns (``recommended``: the report's recommendations)."""
     if name in LABELS:
         return LABELS[name], "-"
+    if name.startswith(RECOMMENDED):
+        info = (recommended or {})[name]
+        config = info["served_config"]
+        value = config.get("threshold", config.get("top_k", "-"))
+        return f"recommended within {'/'.join(info['budgets_points'])} pt: {info['method']}", value
     return "AutoJudge", threshold_of(name)
 
 
-def _display_name(name: str) -> str:
-    label, threshold = _setting_label(name)
+def _display_name(name: str, recommended: dict[str, dict] | None = None) -> str:
+    label, threshold = _setting_label(name, recommended)
     return label if threshold == "-" else f"{label} at threshold {threshold}"
 
 
@@ -44,7 +49,7 @@ def speed_table(report: dict[str, Any]) -> list[dict[str, Any]]:
     sizes = [str(size) for size in sorted(report["batch_sizes"])]
     rows = []
     for name, figures in [(TARGET, report["target"]), *report["settings"].items()]:
-        label, threshold = _setting_label(name)
+        label, threshold = _setting_label(name, report.get("recommendations"))
         accuracy = figures["accuracy"]
         row: dict[str, Any] = {
             "setting": label,
@@ -70,7 +75,8 @@ def energy_table(report: dict[str, Any]) -> list[dict[str, Any]]:
     """The card's energy table (batch size 1): joules per pass and per 1,000 tokens, or why not available."""
     entries = [(LABELS[TARGET], report["target"]["by_batch"]["1"])]
     entries += [
-        (_display_name(name), figures["by_batch"]["1"]) for name, figures in report["settings"].items()
+        (_display_name(name, report.get("recommendations")), figures["by_batch"]["1"])
+        for name, figures in report["settings"].items()
     ]
     rows = []
     for name, figures in entries:
@@ -167,10 +173,27 @@ CARD_KEYS = (
 )
 
 
+def recommendation_figures(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each timed recommendation of the comparison: what it is, and its figures at batch size 1."""
+    figures = {}
+    for name, info in report.get("recommendations", {}).items():
+        setting = report["settings"][name]
+        figures[name] = {
+            **info,
+            "window": setting["windows"]["1"],
+            "tokens_per_s_ratio_vs_stock": setting["speedup_vs_stock_bs1"],
+            "mat_ratio_vs_stock": setting["mat_ratio_vs_stock_bs1"],
+            "accuracy_drop_vs_target_points": setting["accuracy"]["drop_vs_target_points"],
+        }
+    return figures
+
+
 def card_section(report: dict[str, Any]) -> dict[str, Any]:
-    """What the head's card shows of the benchmark: headline, judge overhead, speed and energy tables."""
+    """What the head's card shows of the benchmark: headline, judge overhead, recommendations, speed and
+    energy tables."""
     return {
         **{key: report[key] for key in CARD_KEYS},
+        "recommendations": recommendation_figures(report),
         "speed": speed_table(report),
         "energy": energy_table(report),
     }
@@ -183,8 +206,9 @@ def _ratio_sentence(figures: dict[str, Any]) -> str:
 def section_markdown(section: dict[str, Any]) -> list[str]:
     """Protocol, headline with intervals, speed and energy tables, and (when short of the ratio) why."""
     headline, overhead = section["headline"], section["judge_overhead"]
-    fastest = headline["fastest_bs1"]
-    runner_up, best = _display_name(fastest["runner_up"]), _display_name(fastest["highest_point"])
+    fastest, recommended = headline["fastest_bs1"], section.get("recommendations", {})
+    runner_up = _display_name(fastest["runner_up"], recommended)
+    best = _display_name(fastest["highest_point"], recommended)
     if fastest["setting"] is not None:
         winner = f"**{best}** ({ci(fastest['ratio_over_runner_up'])}x the runner-up, {runner_up})"
     else:
@@ -213,6 +237,7 @@ def section_markdown(section: dict[str, Any]) -> list[str]:
         f"{_signed_ci(headline['accuracy_drop_vs_stock_points'])}. Judge overhead: "
         f"**{_signed_ci(overhead_ci)}%** of step time (judge at threshold 0 vs exact, W={overhead['window']}). "
         f"Fastest at batch size 1: {winner}.",
+        *_recommendation_lines(recommended),
         "",
         "### Speed (vLLM)",
         "",
@@ -228,6 +253,24 @@ def section_markdown(section: dict[str, Any]) -> list[str]:
             f"### Why the ratio is below {headline['min_ratio']}",
             "",
             headline["why_below_min_ratio"],
+        ]
+    return lines
+
+
+def _recommendation_lines(recommended: dict[str, dict[str, Any]]) -> list[str]:
+    """One sentence per recommendation of the comparison, timed as served."""
+    lines = []
+    for info in recommended.values():
+        engine = (
+            "its own engine, started with the served config" if info["own_engine"] else "the plugin engine"
+        )
+        lines += [
+            "",
+            f"The comparison's recommendation within {'/'.join(info['budgets_points'])} point(s), "
+            f"{info['compare_setting']} (on {engine}, W={info['window']}): "
+            f"**{_ratio_sentence(info['tokens_per_s_ratio_vs_stock'])} stock SD's tokens/s** at batch size 1 "
+            f"(MAT {ci(info['mat_ratio_vs_stock'])}x), accuracy drop against the target alone "
+            f"{_signed_ci(info['accuracy_drop_vs_target_points'])} points.",
         ]
     return lines
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import torch
@@ -92,9 +93,17 @@ class BatchedDecoder:
 
     @torch.inference_mode()
     def generate(
-        self, requests: list[Request], desc: str = "decoding", progress: bool = True
+        self,
+        requests: list[Request],
+        desc: str = "decoding",
+        progress: bool = True,
+        on_finished: Callable[[list[tuple[int, Generation]]], Iterable[int]] | None = None,
     ) -> list[Generation]:
-        """Decode every request; generations in the requests' order (``progress``: a progress bar)."""
+        """Decode every request; generations in the requests' order (``progress``: a progress bar).
+
+        ``on_finished`` sees the (index, generation) of the requests that finished in each cycle and may
+        name requests to drop: waiting ones are never decoded, running ones stop where they are (their
+        generations come back partial or empty; the caller that dropped them ignores them)."""
         if self.draft is None and any(r.rule is not None for r in requests):
             raise ValueError("requests with an acceptance rule need a draft model")
         queue = deque(
@@ -115,11 +124,19 @@ class BatchedDecoder:
                 share = (time.perf_counter() - started) / len(active)
                 for row in active:
                     row.stats.seconds += share
+                finished = {row.index: self._generation(row) for row in active if row.done}
+                dropped = set(on_finished(list(finished.items()))) if on_finished and finished else set()
+                if dropped:
+                    for row in queue:
+                        if row.index in dropped:
+                            results[row.index] = Generation([])
+                    queue = deque(row for row in queue if row.index not in dropped)
+                    for row in active:
+                        if row.index in dropped and not row.done:
+                            row.done, finished[row.index] = True, self._generation(row)
+                results.update(finished)
+                bar.update(len(results) - bar.n)
                 staying = [b for b, row in enumerate(active) if not row.done]
-                for row in active:
-                    if row.done:
-                        results[row.index] = self._generation(row)
-                        bar.update()
                 if len(staying) < len(active):
                     active = [active[b] for b in staying]
                     for cache in (target, draft):

@@ -1,9 +1,10 @@
 """Comparing every acceptance rule and judge head under one protocol, with a verdict from intervals.
 
-The protocol, the same for every method: each method's candidates sit at the same acceptance rates of
-the validation mismatches, from a share up to all of them (:mod:`autojudge.evaluation.grids`; exact SD is rate
-0), so no method is cut off by where a hand-picked grid stops. All grids are decoded on the validation split; for each accuracy budget, a method's operating point is its
-highest-MAT candidate whose accuracy drop against target greedy on validation is within the budget
+The protocol, the same for every method: each method's candidates sit at acceptance rates of the
+validation mismatches (:mod:`autojudge.evaluation.grids`; exact SD is rate 0), searched per budget for
+the highest rate that keeps it (:mod:`autojudge.evaluation.rate_search`), so no method is cut off by where
+a hand-picked grid stops. For each accuracy budget, a method's operating point is its highest-MAT
+candidate whose accuracy drop against target greedy on validation is within the budget
 (:func:`choose_points`). Only the chosen points are decoded on the test splits, so nothing on a test
 split chooses anything. There, each method gets a 95% paired-bootstrap interval over problems for its
 accuracy drop against target greedy and its MAT gain over exact SD (:func:`split_table`), and the
@@ -100,10 +101,11 @@ def _interval(point_low_high: tuple[float, float, float]) -> dict[str, float]:
 
 
 def _at_edge(validation: dict[str, dict], method: str, name: str) -> bool:
-    """Whether ``name`` is its method's lowest- or highest-rate candidate on validation."""
+    """Whether ``name`` is its method's highest-rate candidate on validation below rate 1: nothing decoded
+    above it shows where the method starts to lose (the rate search brackets every chosen point)."""
     rates = [row["rate"] for row in validation.values() if row.get("method") == method and row.get("rate")]
     rate = validation[name].get("rate")
-    return bool(rates) and rate in (min(rates), max(rates))
+    return bool(rates) and rate == max(rates) and rate < 1
 
 
 def _rates(figures: list[ProblemFigures]) -> list[tuple[int, int]]:
@@ -274,10 +276,11 @@ def markdown(comparison: dict) -> str:
     protocol = comparison["protocol"]
     parts = [
         f"Operating points chosen on the first {protocol['validation_examples']} problems of the "
-        f"{protocol['validation_split']} split (each method's candidates at the acceptance rates "
-        f"{', '.join(f'{r:g}' for r in protocol['rates'])} of the validation mismatches, W={protocol['window']}: "
-        "the highest validation MAT within the budget; *grid edge*: the method's lowest or highest rate), then "
-        "decoded once on the test split; 95% paired-bootstrap intervals over problems."
+        f"{protocol['validation_split']} split (each method's acceptance rate of the validation mismatches "
+        f"searched per budget by bisection over {', '.join(f'{r:g}' for r in protocol['rates'])} and "
+        f"{protocol.get('refine', 0)} midpoint(s) in the final bracket, W={protocol['window']}: the highest "
+        "validation MAT within the budget; *grid edge*: nothing decoded above it, below rate 1), then decoded "
+        "once on the test split; 95% paired-bootstrap intervals over problems."
     ]
     for split, figures in comparison["splits"].items():
         for budget in comparison["budgets"]:

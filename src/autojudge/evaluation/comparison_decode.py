@@ -7,13 +7,18 @@ nothing, so that the card and the reports read a comparison without the model st
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 from autojudge.evaluation.comparison import choose_points, chosen_settings, decision, split_table
-from autojudge.evaluation.grids import candidate_grid
+from autojudge.evaluation.early_stop import LossLimit
+from autojudge.evaluation.grids import method_scores
+from autojudge.evaluation.rate_search import RateSearch
+from autojudge.evaluation.scoring import EvalSummary
 from autojudge.evaluation.setting import Setting
 from autojudge.evaluation.sweep import ProblemFigures, figure_columns, run_settings, summary_row
-from autojudge.heads.artifact import load_head
+from autojudge.heads.artifact import JudgeHead, load_head
 from autojudge.heads.out_of_fold import fold_heads_for
 from autojudge.params import Params
 
@@ -21,6 +26,37 @@ from autojudge.params import Params
 def _columns(figures: dict[str, list[ProblemFigures]]) -> dict[str, dict[str, list]]:
     """Setting name -> its per-problem figures as parallel lists: what every interval is computed from."""
     return {name: figure_columns(problems) for name, problems in figures.items()}
+
+
+Outcome = tuple[Setting, EvalSummary, list[ProblemFigures]]
+
+
+def _search_rates(
+    params: Params, heads: dict[str, JudgeHead], decode: Callable[..., list[Outcome]]
+) -> tuple[list[Outcome], list[dict]]:
+    """The validation sweep: exact SD and target greedy, then every method's rate search
+    (:class:`RateSearch`), round by round, each probe stopped once no budget can choose it. Returns the
+    outcomes decoded to the end (exact SD, target greedy, probes) and a row per stopped probe."""
+    settings = params.compare
+    split, limit = settings.validation_split, settings.validation_limit
+    outcomes = decode([Setting("exact", settings.window), Setting("target")], split, limit)
+    reference = [problem.correct for problem in outcomes[-1][2]]
+    search = RateSearch(
+        method_scores(params, heads), settings.rates, settings.budgets, settings.window, settings.refine
+    )
+    stopped: list[dict] = []
+    while probes := search.next_round():
+        loss_limit = LossLimit(reference, max(settings.budgets)) if settings.early_stop else None
+        decoded = decode(probes, split, limit, loss_limit)
+        for setting, _, figures in decoded:
+            drop = (sum(reference) - sum(problem.correct for problem in figures)) / len(reference)
+            search.record(setting, drop)
+        for index in sorted(loss_limit.stopped if loss_limit else ()):
+            setting, tally = probes[index], loss_limit.tallies[index]
+            search.record(setting, None)
+            stopped.append({"setting": setting.name, **asdict(setting), **asdict(tally), "stopped": True})
+        outcomes += decoded
+    return outcomes, stopped
 
 
 def compare_methods(
@@ -37,13 +73,11 @@ def compare_methods(
         heads["selfjudge"], more_heads["selfjudge"] = load_head(selfjudge_head), selfjudge_head
     samples, seed = settings.bootstrap_samples, settings.seed
 
-    def decode(candidates: list[Setting], split: str, limit: int | None):
+    def decode(candidates: list[Setting], split: str, limit: int | None, loss_limit: LossLimit | None = None):
         folds = fold_heads_for(params, head.parent, split)
-        return run_settings(params, candidates, split, limit, head, more_heads, folds)
+        return run_settings(params, candidates, split, limit, head, more_heads, folds, loss_limit)
 
-    grid = candidate_grid(params, heads)
-    candidates = [*grid, Setting("exact", settings.window), Setting("target")]
-    validated = decode(candidates, settings.validation_split, settings.validation_limit)
+    validated, stopped = _search_rates(params, heads, decode)
     validation_rows = [summary_row(setting, summary) for setting, summary, _ in validated]
     chosen = choose_points(validation_rows, settings.budgets)
     rows = {"validation": validation_rows}
@@ -52,6 +86,7 @@ def compare_methods(
             "validation_split": settings.validation_split,
             "validation_examples": validation_rows[0]["examples"],
             "rates": list(settings.rates),
+            "refine": settings.refine,
             "window": settings.window,
             "test_limit": settings.limit,
             "bootstrap_samples": samples,
@@ -60,11 +95,13 @@ def compare_methods(
         "budgets": list(chosen),
         "chosen": chosen,
         "validation": validation_rows,
+        "stopped": stopped,
         "splits": {},
         "decisions": {},
         "problems": {"validation": _columns({s.name: problems for s, _, problems in validated})},
     }
-    by_name = {row["setting"]: row for row in validation_rows}
+    by_name = {row["setting"]: row for row in [*validation_rows, *stopped]}
+    candidates = [setting for setting, _, _ in validated]
     for split in settings.splits:
         outcomes = decode(chosen_settings(candidates, chosen), split, settings.limit)
         figures = {setting.name: problems for setting, _, problems in outcomes}

@@ -116,27 +116,32 @@ def _significant(value: float, up: bool = False) -> float:
     return rounded
 
 
+def setting_at(method: str, ordered: torch.Tensor, rate: float, window: int) -> Setting:
+    """``method``'s candidate that accepts a share ``rate`` of the mismatches whose sorted scores are
+    ``ordered``, its threshold in the registry's range."""
+    if method == "topk":  # the smallest K that accepts the share: the rank of the last one accepted
+        count = max(1, round(rate * len(ordered)))
+        return Setting("topk", window, k=int(ordered[count - 1]), rate=rate)
+    threshold = rate_threshold(ordered, rate)
+    if method in ("target-entropy", "draft-entropy", "fly"):
+        threshold = max(0.0, -threshold)  # accept iff entropy > (or >=) -t
+    low, high = THRESHOLD_BOUNDS.get(method, (0.0, math.inf))
+    return Setting(method, window, threshold=min(max(threshold, low), high), rate=rate)
+
+
 def rate_settings(method: str, method_scores: torch.Tensor, rates: list[float], window: int) -> list[Setting]:
-    """One candidate per rate (duplicates dropped), its threshold in the registry's range."""
+    """One candidate per rate (duplicates dropped)."""
     ordered = method_scores.sort().values
     settings: dict[str, Setting] = {}
     for rate in rates:
-        if method == "topk":  # the smallest K that accepts the share: the rank of the last one accepted
-            count = max(1, round(rate * len(ordered)))
-            setting = Setting("topk", window, k=int(ordered[count - 1]), rate=rate)
-        else:
-            threshold = rate_threshold(ordered, rate)
-            if method in ("target-entropy", "draft-entropy", "fly"):
-                threshold = max(0.0, -threshold)  # accept iff entropy > (or >=) -t
-            low, high = THRESHOLD_BOUNDS.get(method, (0.0, math.inf))
-            setting = Setting(method, window, threshold=min(max(threshold, low), high), rate=rate)
+        setting = setting_at(method, ordered, rate, window)
         settings.setdefault(setting.name, setting)
     return list(settings.values())
 
 
-def candidate_grid(params: Params, heads: dict[str, JudgeHead]) -> list[Setting]:
-    """Every head's and every ``compare.methods`` rule's candidates at ``compare.rates`` of the mismatches
-    on the validation problems the comparison chooses on."""
+def method_scores(params: Params, heads: dict[str, JudgeHead]) -> dict[str, torch.Tensor]:
+    """Every head's and every ``compare.methods`` rule's scores, sorted, at the mismatches on the
+    validation problems the comparison chooses on."""
     compare, decoding = params.compare, params.decoding
     pair, task = pair_from(params), task_from(params)
     prompts = [
@@ -144,14 +149,22 @@ def candidate_grid(params: Params, heads: dict[str, JudgeHead]) -> list[Setting]
         for e in task.load_split(compare.validation_split, compare.validation_limit)
     ]
     mismatches = validation_mismatches(pair, prompts, decoding.max_new_tokens, decoding.batch_size)
-    grid: list[Setting] = []
-    for method, head in heads.items():
-        head_probabilities = head_scores(head, pair, mismatches, decoding.batch_size)
-        grid += rate_settings(method, head_probabilities, compare.rates, compare.window)
+    by_method = {
+        method: head_scores(head, pair, mismatches, decoding.batch_size) for method, head in heads.items()
+    }
     for method in compare.methods:
         base = method.removesuffix("-published") if method in FSD_PUBLISHED else method
-        method_scores = scores(
+        by_method[method] = scores(
             base, mismatches, compare.confidence, compare.fly_entropy_top_k, compare.window
         )
-        grid += rate_settings(method, method_scores, compare.rates, compare.window)
-    return grid
+    return {method: values.sort().values for method, values in by_method.items()}
+
+
+def candidate_grid(params: Params, heads: dict[str, JudgeHead]) -> list[Setting]:
+    """Every method's candidates (:func:`method_scores`) at every rate of ``compare.rates``."""
+    compare = params.compare
+    return [
+        setting
+        for method, ordered in method_scores(params, heads).items()
+        for setting in rate_settings(method, ordered, compare.rates, compare.window)
+    ]

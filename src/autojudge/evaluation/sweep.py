@@ -7,12 +7,14 @@ batched passes per cycle rather than one sequence at a time.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.decoding.generation import Generation
 from autojudge.errors import InputError
+from autojudge.evaluation.early_stop import LossLimit
 from autojudge.evaluation.scoring import EvalSummary, ExampleResult, score
 from autojudge.evaluation.setting import ALONE, Setting
 from autojudge.evaluation.vllm_sweep import decode_on_vllm, job_of
@@ -25,6 +27,8 @@ from autojudge.params import Params
 from autojudge.rules.acceptance import AcceptanceRule, JudgeRule
 from autojudge.rules.build import build_rule
 from autojudge.tasks.base import Example
+
+Hook = Callable[[list[tuple[int, Generation]]], Iterable[int]]  # finished requests -> requests to drop
 
 
 @dataclass(frozen=True)
@@ -82,11 +86,28 @@ def _rules(
     return [rules[fold_heads.fold(e.id)] for e in examples]
 
 
+def _local_hook(on_finished: Hook, members: list[int]) -> Hook:
+    """``on_finished`` (indices of the caller's requests) for a decoder that sees only ``members``."""
+    local_of = {index: local for local, index in enumerate(members)}
+
+    def hook(finished: list[tuple[int, Generation]]) -> list[int]:
+        dropped = on_finished([(members[local], generation) for local, generation in finished])
+        return [local_of[index] for index in dropped if index in local_of]
+
+    return hook
+
+
 def _decode(
-    params: Params, pair: ModelPair, settings: list[Setting], requests: list[Request]
+    params: Params,
+    pair: ModelPair,
+    settings: list[Setting],
+    requests: list[Request],
+    on_finished: Hook | None,
 ) -> list[Generation]:
     """Decode the requests of every setting (``len(requests) // len(settings)`` each, in order); what
-    shares a batch: the target alone, the draft alone, speculative decoding with one window."""
+    shares a batch: the target alone, the draft alone, speculative decoding with one window. Requests
+    join problem by problem (every setting's first problem, then every setting's second, ...), so that
+    ``on_finished`` (request indices) sees every setting progress at once."""
     per_setting = len(requests) // len(settings)
     groups: dict[tuple[str, int], list[int]] = {}
     for index, setting in enumerate(settings):
@@ -105,9 +126,10 @@ def _decode(
             role="draft" if kind == "draft" else "target",
         )
         label = f"{kind} alone" if kind in ALONE else f"{len(members) // per_setting} settings, W={window}"
-        for index, generation in zip(
-            members, decoder.generate([requests[i] for i in members], label), strict=True
-        ):
+        members.sort(key=lambda i: (i % per_setting, i))
+        hook = on_finished and _local_hook(on_finished, members)
+        decoded = decoder.generate([requests[i] for i in members], label, on_finished=hook)
+        for index, generation in zip(members, decoded, strict=True):
             generations[index] = generation
     return generations
 
@@ -119,13 +141,16 @@ def decode_settings(
     examples: list[Example],
     head_files: dict[str, Path],
     fold_heads: FoldHeads | None = None,
+    on_finished: Hook | None = None,
 ) -> list[Generation]:
     """Every setting's generation of every example, setting after setting, on ``decoding.engine``.
 
     ``head_files`` maps head methods (judge, selfjudge) to their files; with ``fold_heads`` method "judge"
     decodes each problem with the head trained without its fold (reference engine only). On the reference
     engine all settings' problems are decoded together in batches of ``decoding.batch_size`` rows; on
-    ``vllm``, one engine per head and window (:mod:`autojudge.evaluation.vllm_sweep`).
+    ``vllm``, one engine per head and window (:mod:`autojudge.evaluation.vllm_sweep`). ``on_finished``
+    (reference engine only) sees finished requests (index: setting * len(examples) + example) and may
+    drop others (:meth:`BatchedDecoder.generate`).
     """
     task = task_from(params)
     prompts = [
@@ -146,7 +171,7 @@ def decode_settings(
         for setting in settings
         for prompt, rule in zip(prompts, _rules(setting, examples, params, heads, folds), strict=True)
     ]
-    return _decode(params, pair, settings, requests)
+    return _decode(params, pair, settings, requests, on_finished)
 
 
 def run_settings(
@@ -157,16 +182,34 @@ def run_settings(
     head_path: Path | None,
     more_heads: dict[str, Path] | None = None,
     fold_heads: FoldHeads | None = None,
+    loss_limit: LossLimit | None = None,
 ) -> list[tuple[Setting, EvalSummary, list[ProblemFigures]]]:
     """Decode the split with every setting (:func:`decode_settings`; ``head_path`` is the head of method
     "judge", ``more_heads`` maps other head methods to their files); returns (setting, summary, figures
-    per problem) in order."""
+    per problem) in order. With ``loss_limit`` (candidates: setting indices; reference engine), a setting
+    stops once it cannot end within the limit's budget and is left out (``loss_limit.stopped``)."""
     pair, task = pair_from(params), task_from(params)
     examples = task.load_split(split, limit)
     files = {**(more_heads or {}), **({"judge": head_path} if head_path is not None else {})}
-    generations = decode_settings(params, pair, settings, examples, files, fold_heads)
+    count = len(examples)
+
+    def stop_hopeless(finished: list[tuple[int, Generation]]) -> list[int]:
+        indices = [index for index, _ in finished]
+        chosen = [examples[index % count] for index in indices]
+        _, results = score(task, chosen, [g for _, g in finished], pair.tokenizer, "early stop")
+        hopeless = [
+            index // count
+            for index, result in zip(indices, results, strict=True)
+            if loss_limit.add(index // count, index % count, result.correct)
+        ]
+        return [s * count + i for s in hopeless for i in range(count)]
+
+    hook = stop_hopeless if loss_limit is not None else None
+    generations = decode_settings(params, pair, settings, examples, files, fold_heads, hook)
     outcomes = []
     for index, setting in enumerate(settings):
+        if loss_limit is not None and index in loss_limit.stopped:
+            continue
         decoded = generations[index * len(examples) : (index + 1) * len(examples)]
         summary, results = score(task, examples, decoded, pair.tokenizer, setting.name)
         outcomes.append((setting, summary, problem_figures(results)))
