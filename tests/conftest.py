@@ -143,20 +143,18 @@ class GreedyReference:
 
 @pytest.fixture(scope="session")
 def toy_target_greedy(toy_pair, arith_task, params) -> GreedyReference:
-    from autojudge.decoding.factory import target_only
-    from autojudge.evaluation.scoring import evaluate
+    from helpers import reference_decode
+
     from autojudge.models.prompts import encode_prompt
 
     examples = arith_task.load_split("test")
     max_new = params.decoding.max_new_tokens
-    summary, results = evaluate(
-        arith_task, examples, target_only(toy_pair, max_new), toy_pair.tokenizer, "target"
-    )
-    items = [
-        (e.id, encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e)), r.response_ids)
-        for e, r in zip(examples, results, strict=True)
-    ]
-    return GreedyReference(items, summary.accuracy, max_new)
+    prompts = [encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e)) for e in examples]
+    responses = [g.tokens for g in reference_decode(toy_pair, prompts, None, 1, max_new)]
+    texts = [toy_pair.tokenizer.decode(tokens, skip_special_tokens=True) for tokens in responses]
+    accuracy = sum(arith_task.scores(texts, examples)) / len(examples)
+    items = [(e.id, prompt, tokens) for e, prompt, tokens in zip(examples, prompts, responses, strict=True)]
+    return GreedyReference(items, accuracy, max_new)
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,8 @@ Engines and the judge head come from this folder's conftest (two engines for the
 from __future__ import annotations
 
 import pytest
+from helpers import reference_decode
 
-from autojudge.decoding.factory import speculative
 from autojudge.heads.artifact import load_head
 from autojudge.models.prompts import encode_prompt
 from autojudge.rules.acceptance import JudgeRule
@@ -59,7 +59,6 @@ def test_judge_at_the_head_threshold_agrees_with_the_reference_engine(
     examples = arith_task.load_split("test", AGREEMENT_PROBLEMS)
     prompts = [encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e)) for e in examples]
     max_new = params.decoding.max_new_tokens
-    reference = speculative(toy_pair, JudgeRule(head), params.decoding.window, max_new)
     ours = decode(judge_llm, prompts, max_new, toy_pair.eos_token_ids)
 
     def accuracy(responses):
@@ -69,7 +68,7 @@ def test_judge_at_the_head_threshold_agrees_with_the_reference_engine(
         ]
         return sum(correct) / len(correct)
 
-    generations = [reference.generate(prompt) for prompt in prompts]
+    generations = reference_decode(toy_pair, prompts, JudgeRule(head), params.decoding.window, max_new)
     reference_accuracy = accuracy([g.tokens for g in generations])
     reference_mat = sum(g.stats.tokens for g in generations) / sum(g.stats.target_passes for g in generations)
     exact_mat = _mat(decode(judge_llm, prompts, max_new, toy_pair.eos_token_ids, override={"rule": "exact"}))
@@ -92,7 +91,7 @@ def test_fly_agrees_with_the_reference_engine(judge_llm, toy_pair, arith_task, p
     prompts = [encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e)) for e in examples]
     max_new = params.decoding.max_new_tokens
     rule = FlyRule(settings["threshold"], settings["fly_window_size"], settings["fly_entropy_top_k"])
-    reference = [speculative(toy_pair, rule, params.decoding.window, max_new).generate(p) for p in prompts]
+    reference = reference_decode(toy_pair, prompts, rule, params.decoding.window, max_new)
     ours = decode(judge_llm, prompts, max_new, toy_pair.eos_token_ids, override={"rule": "fly", **settings})
     exact = decode(judge_llm, prompts, max_new, toy_pair.eos_token_ids, override={"rule": "exact"})
 
