@@ -1,8 +1,14 @@
 """Stopping a validation candidate: exactly when no ending of its remaining problems keeps the budget."""
 
 import itertools
+from dataclasses import replace
+
+from helpers import write_params
 
 from autojudge.evaluation.early_stop import LossLimit
+from autojudge.evaluation.setting import Setting
+from autojudge.evaluation.sweep import run_settings
+from autojudge.params import load_params
 
 
 def test_a_candidate_stops_only_when_even_its_best_ending_breaks_the_budget():
@@ -34,3 +40,19 @@ def test_candidates_are_counted_apart():
     assert not limit.add(0, 0, False) and not limit.add(1, 0, True)
     assert limit.add(0, 1, False)  # two lost of ten: beyond 0.1 whatever comes
     assert limit.tallies[0].lost == 2 and limit.tallies[1].lost == 0 and limit.stopped == {0}
+
+
+def test_a_candidate_kept_under_the_limit_has_the_figures_it_has_without_it(repo, tmp_path, arith_dir):
+    """The reference engine's sweep scores each request as it finishes (the drop hook) and keeps those
+    results: a candidate that was not stopped comes back as it does with no limit at all."""
+    params = load_params(write_params(repo, tmp_path, arith_dir, {}))
+    candidates = [Setting("exact", 8), Setting("topk", 8, k=50), Setting("topk", 8, k=2)]
+    [(_, _, greedy)] = run_settings(params, [Setting("target")], "validation", 8, None)
+    limit = LossLimit([problem.correct for problem in greedy], budget=0.0)
+    kept = run_settings(params, candidates, "validation", 8, None, loss_limit=limit)
+    unlimited = run_settings(params, candidates, "validation", 8, None)
+    assert 0 not in limit.stopped and any(problem.correct for problem in greedy)  # exact SD loses nothing
+    assert [s for s, _, _ in kept] == [s for i, (s, _, _) in enumerate(unlimited) if i not in limit.stopped]
+    by_setting = {setting: (replace(summary, seconds=0), figures) for setting, summary, figures in unlimited}
+    for setting, summary, figures in kept:
+        assert (replace(summary, seconds=0), figures) == by_setting[setting]  # all but the clock

@@ -35,15 +35,16 @@ Protocol (the AutoJudge paper, section 4.3 and appendix G, with an honest baseli
   when its interval excludes 1; otherwise the report says "not distinguishable".
 * GPU energy of every timed pass by :class:`~autojudge.bench.energy.PowerMeter` (or why not).
 
-Engines: starts dominate on CPU (30-50 s each), so there is one engine for the target alone and
-two per window. The plugin engine serves every plugin setting as a per-request rule override
-(``exact``, or ``judge`` at a threshold; see :mod:`autojudge.vllm_plugin.engine`). The stock
-engine (and the target-alone one) starts with ``VLLM_PLUGINS=""``: vLLM then loads no general
-plugin in the engine-core and worker processes it starts, which are spawned rather than forked
-for every engine here (a forked process would inherit the benchmark process's plugin hook; that
-hook itself leaves an engine without a rule untouched). Stock engines get vLLM's default model
-runner (``VLLM_USE_V2_MODEL_RUNNER`` as the caller set it, or unset), plugin engines the V1 runner
-the plugin needs: every setting records its engine's runner, worker class and plugin state.
+Engines: starts dominate on CPU, so there is one engine for the target alone and two per window
+(plus one per recommendation that needs its own). The plugin engine serves every plugin setting as a
+per-request rule override (``exact``, or ``judge`` at a threshold; see :mod:`autojudge.vllm_plugin.engine`).
+The target-alone and stock engines start first, with ``VLLM_PLUGINS=""`` and before this process loads
+the plugin's hook (:func:`autojudge.vllm_plugin.register`, called once they are done), so no process of
+theirs carries it; the plugin engines follow. Engines run in this process when ``mining.vllm.in_process``
+says so (one device; on 2 CPU cores an engine starts in about 6 s instead of 38 s), otherwise vLLM
+spawns their processes. Stock engines get vLLM's default model runner (``VLLM_USE_V2_MODEL_RUNNER`` as the
+caller set it, or unset), plugin engines the V1 runner the plugin needs: every setting records its
+engine's runner, worker class and plugin state.
 
 The judge's cost: step time of ``judge`` at threshold 0 (it accepts no mismatch, so it emits
 exactly exact SD's tokens but computes the head at every step) against ``exact``, same engine.
@@ -104,7 +105,8 @@ ENGINE_ENVIRONMENT = ("VLLM_PLUGINS", "VLLM_WORKER_MULTIPROC_METHOD", "VLLM_USE_
 
 @contextmanager
 def engine_environment(plugin: bool) -> Iterator[None]:
-    """The environment an engine starts in: spawned processes; without ``plugin``, no general plugin loaded.
+    """The environment an engine starts in: vLLM's processes spawned, not forked; without ``plugin``, no general
+    plugin loaded.
 
     vLLM reads ``VLLM_PLUGINS`` in the engine-core and worker processes it starts during the
     engine's construction, so it only needs to be set while the engine starts. The variables the
@@ -153,12 +155,11 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
     a request override on the plugin engine or on an engine started with its served config."""
     bench, vllm = params.bench, params.mining.vllm
     check_plan(bench)
-    from vllm.plugins import load_general_plugins
-
     from autojudge.engines.vllm_engine import VllmEngine
     from autojudge.models.prompts import encode_prompt
     from autojudge.models.runtime import task_from
     from autojudge.models.tokenizer import load_tokenizer
+    from autojudge.vllm_plugin import register
     from autojudge.vllm_plugin.engine import decode, speculative_llm
     from autojudge.vllm_plugin.heads import hidden_size, load_checked_head
 
@@ -184,11 +185,20 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
 
     def spec_llm(window: int, rule_config: dict[str, Any] | None) -> Any:
         return speculative_llm(
-            target_dir, draft_dir, window, rule_config, engine_kwargs, params.pair.dtype, vllm.max_model_len
+            target_dir,
+            draft_dir,
+            window,
+            rule_config,
+            engine_kwargs,
+            params.pair.dtype,
+            vllm.max_model_len,
+            in_process=vllm.in_process,
         )
 
     started, load_before = time.perf_counter(), os.getloadavg()[0]
-    load_general_plugins()  # this process registers the plugin's hook now, before VLLM_PLUGINS is narrowed
+    in_process = vllm.in_process
+    if in_process and plugin_hooked():
+        raise AutoJudgeError("bench: the plugin is already loaded in this process; run it in a fresh one")
     with engine_environment(plugin=False):
         engine = VllmEngine(
             target_dir,
@@ -197,6 +207,7 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
             vllm.max_model_len,
             vllm.tensor_parallel_size,
             engine_kwargs=vllm.engine_kwargs,
+            in_process=in_process,
         )
         target_runner = runner_record(engine.llm.llm_engine.vllm_config, plugin=False)
     try:
@@ -207,47 +218,33 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
         target.runners[TARGET] = target_runner
     finally:
         engine.close()
+    by_window: dict[int, Measured] = {}
+    for window in bench.windows:  # stock engines before the plugin's hook enters this process
+        with engine_environment(plugin=False):
+            llm = spec_llm(window, None)
+            runner = runner_record(llm.llm_engine.vllm_config, plugin=False)
+        by_window[window] = _measured(
+            llm, {STOCK: _speculative_decoder(decode, llm, max_new, eos, None)}, runner, run, bench
+        )
+    register()  # the plugin's frontend hook in this process (plugin engines started here set their worker)
     recommended = recommendations((comparison or {}).get("serving", {}), str(head_path))
     head_chosen = head_points(comparison or {})
     plugin_settings = speculative_settings([head.threshold, *bench.thresholds, *head_chosen])
-    by_window: dict[int, Measured] = {}
     for window in bench.windows:
         runnable = [r for r in recommended if runs_at(r.config, window)]
         with engine_environment(plugin=True):
             llm = spec_llm(window, {"rule": "judge", "judge_head": str(head_path)})
             runner = runner_record(llm.llm_engine.vllm_config, plugin=True)
-        try:
-            chosen = plugin_settings + ([OVERHEAD_SETTING] if window == bench.overhead_window else [])
-            chosen += [r.setting for r in runnable if not r.own_engine]
-            plugin = run(
-                {s.name: _speculative_decoder(decode, llm, max_new, eos, s.override) for s in chosen},
-                bench.tuning_repeats,
-            )
-            plugin.runners = {s.name: runner for s in chosen}
-        finally:
-            llm.llm_engine.engine_core.shutdown()
-        with engine_environment(plugin=False):
-            llm = spec_llm(window, None)
-            runner = runner_record(llm.llm_engine.vllm_config, plugin=False)
-        try:
-            stock = run({STOCK: _speculative_decoder(decode, llm, max_new, eos, None)}, bench.tuning_repeats)
-            stock.runners = {STOCK: runner}
-        finally:
-            llm.llm_engine.engine_core.shutdown()
-        by_window[window] = plugin.merged(stock)
+        chosen = plugin_settings + ([OVERHEAD_SETTING] if window == bench.overhead_window else [])
+        chosen += [r.setting for r in runnable if not r.own_engine]
+        decoders = {s.name: _speculative_decoder(decode, llm, max_new, eos, s.override) for s in chosen}
+        by_window[window] = _measured(llm, decoders, runner, run, bench).merged(by_window[window])
         for one in (r for r in runnable if r.own_engine):
             with engine_environment(plugin=True):
                 llm = spec_llm(window, one.config)
                 runner = runner_record(llm.llm_engine.vllm_config, plugin=True)
-            try:
-                alone = run(
-                    {one.setting.name: _speculative_decoder(decode, llm, max_new, eos, None)},
-                    bench.tuning_repeats,
-                )
-                alone.runners = {one.setting.name: runner}
-            finally:
-                llm.llm_engine.engine_core.shutdown()
-            by_window[window] = by_window[window].merged(alone)
+            decoders = {one.setting.name: _speculative_decoder(decode, llm, max_new, eos, None)}
+            by_window[window] = by_window[window].merged(_measured(llm, decoders, runner, run, bench))
     report = header(bench, len(timed), len(accuracy_prompts))
     report.update(
         build_report(
@@ -278,6 +275,25 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
         2 + sum(r.own_engine and runs_at(r.config, w) for r in recommended) for w in bench.windows
     )
     return report
+
+
+def _measured(
+    llm: Any, decoders: dict[str, DecodeFn], runner: dict[str, str], run: Callable[..., Measured], bench: Any
+) -> Measured:
+    """Every setting of ``decoders`` timed on ``llm`` (one engine, shut down afterwards)."""
+    try:
+        measured = run(decoders, bench.tuning_repeats)
+    finally:
+        llm.llm_engine.engine_core.shutdown()
+    measured.runners = dict.fromkeys(decoders, runner)
+    return measured
+
+
+def plugin_hooked() -> bool:
+    """Whether this process already carries the plugin's frontend hook (vLLM's engine arguments wrapped)."""
+    from vllm.engine.arg_utils import EngineArgs
+
+    return hasattr(EngineArgs.create_engine_config, "_autojudge_original")
 
 
 def _speculative_decoder(

@@ -15,7 +15,7 @@ from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.decoding.generation import Generation
 from autojudge.errors import InputError
 from autojudge.evaluation.early_stop import LossLimit
-from autojudge.evaluation.scoring import EvalSummary, ExampleResult, score
+from autojudge.evaluation.scoring import EvalSummary, ExampleResult, score, summarize
 from autojudge.evaluation.setting import ALONE, Setting
 from autojudge.evaluation.vllm_sweep import decode_on_vllm, job_of
 from autojudge.heads.artifact import JudgeHead, load_head
@@ -192,11 +192,13 @@ def run_settings(
     examples = task.load_split(split, limit)
     files = {**(more_heads or {}), **({"judge": head_path} if head_path is not None else {})}
     count = len(examples)
+    scored: dict[int, ExampleResult] = {}  # request index -> its result, scored as it finished
 
     def stop_hopeless(finished: list[tuple[int, Generation]]) -> list[int]:
         indices = [index for index, _ in finished]
         chosen = [examples[index % count] for index in indices]
         _, results = score(task, chosen, [g for _, g in finished], pair.tokenizer, "early stop")
+        scored.update(zip(indices, results, strict=True))
         hopeless = [
             index // count
             for index, result in zip(indices, results, strict=True)
@@ -210,8 +212,14 @@ def run_settings(
     for index, setting in enumerate(settings):
         if loss_limit is not None and index in loss_limit.stopped:
             continue
-        decoded = generations[index * len(examples) : (index + 1) * len(examples)]
-        summary, results = score(task, examples, decoded, pair.tokenizer, setting.name)
+        requests = range(index * count, (index + 1) * count)
+        if hook is None:
+            summary, results = score(
+                task, examples, generations[requests.start : requests.stop], pair.tokenizer, setting.name
+            )
+        else:  # every request of a setting that was not stopped finished, and was scored, in the hook
+            results = [scored[request] for request in requests]
+            summary = summarize(setting.name, results)
         outcomes.append((setting, summary, problem_figures(results)))
     return outcomes
 
