@@ -255,10 +255,12 @@ MODEL_NAMES = {task: f"autojudge-{task}-toy-mixed" for task in TASKS}
 
 
 def finished_problems(workdir: Path) -> dict[str, int]:
-    """Finished problem files of every task's shard -> modification time (ns)."""
+    """Finished problem files of every task's shard -> modification time (ns); not the hidden temporary file
+    of a write in progress (``autojudge.io``), which the glob also matches."""
     return {
         str(p.relative_to(workdir)): p.stat().st_mtime_ns
         for p in workdir.glob("mining/*/shards/*/problems/*.json")
+        if not p.name.startswith(".")
     }
 
 
