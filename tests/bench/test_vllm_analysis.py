@@ -93,6 +93,11 @@ def test_report_gives_intervals_and_names_winners_only_when_they_say_so(fake_rep
     assert overhead["same_tokens_as_exact"] and headline["judge_overhead_percent"] == 5.0
     assert report["settings"]["sd_stock"]["runner"]["plugin"] == "not loaded"
     assert headline["why_below_min_ratio"] is None  # 1.25 >= 1.1
+    assert report["settings"]["sd_exact"]["speedup_vs_exact_bs1"]["point"] == 1.0
+    assert (
+        headline["tokens_per_s_ratio_vs_exact"]
+        == report["settings"]["autojudge_t0.5"]["speedup_vs_exact_bs1"]
+    )
 
 
 def test_a_short_ratio_is_explained_from_step_times(fake_report) -> None:

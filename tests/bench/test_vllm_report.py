@@ -23,6 +23,12 @@ def test_speed_table_has_one_row_per_setting_with_batch_sizes_and_runner(fake_re
     head = rows[3]
     assert head["threshold"] == 0.5 and head["window (bs 1/8)"] == "1/1"
     assert head["speedup over stock SD, bs 1 [95% CI]"] == "1.250 [1.250, 1.250]"
+    ratio_over_exact = report["settings"]["autojudge_t0.5"]["speedup_vs_exact_bs1"]
+    assert head["over plugin exact SD, bs 1 [95% CI]"] == (
+        f"{ratio_over_exact['point']:.3f} [{ratio_over_exact['low']:.3f}, {ratio_over_exact['high']:.3f}]"
+    )
+    assert rows[2]["over plugin exact SD, bs 1 [95% CI]"] == "1.000 [1.000, 1.000]"
+    assert rows[0]["over plugin exact SD, bs 1 [95% CI]"] == "-"  # the target alone has no exact SD
     assert head["accuracy, % [95% CI]"].startswith("75.0 [") and head[
         "drop vs target, points [95% CI]"
     ].startswith("+25.0")

@@ -162,10 +162,15 @@ def build_report(
             problems, stock["bs1_problems"], "tokens", "seconds", bench
         )
     target_tokens = first_timed(target, TARGET)
+    exact_problems = settings[EXACT]["bs1_problems"]
     for name, figures in settings.items():
         window = figures["windows"]["1"]
         figures["speedup_vs_target_bs1"] = rate_comparison(
             figures["bs1_problems"], target_figures["bs1_problems"], "tokens", "seconds", bench
+        )
+        # the plugin engine's settings against exact SD on that engine, their passes interleaved: no drift
+        figures["speedup_vs_exact_bs1"] = rate_comparison(
+            figures["bs1_problems"], exact_problems, "tokens", "seconds", bench
         )
         figures["mat_ratio_vs_stock_bs1"] = rate_comparison(
             figures["bs1_problems"], stock["bs1_problems"], "tokens", "passes", bench, ("higher", "lower")
@@ -233,9 +238,7 @@ def build_report(
         "stock_window": stock["windows"]["1"],
         "exact_window": settings[EXACT]["windows"]["1"],
         "tokens_per_s_ratio_vs_stock": head["speedup_vs_stock_bs1"],
-        "tokens_per_s_ratio_vs_exact": rate_comparison(
-            head["bs1_problems"], settings[EXACT]["bs1_problems"], "tokens", "seconds", bench
-        ),
+        "tokens_per_s_ratio_vs_exact": head["speedup_vs_exact_bs1"],
         "exact_vs_stock": settings[EXACT]["speedup_vs_stock_bs1"],
         "mat_ratio_vs_stock": head["mat_ratio_vs_stock_bs1"],
         "step_time_ratio_vs_stock": rate_comparison(
