@@ -293,7 +293,9 @@ def plugin_hooked() -> bool:
     """Whether this process already carries the plugin's frontend hook (vLLM's engine arguments wrapped)."""
     from vllm.engine.arg_utils import EngineArgs
 
-    return hasattr(EngineArgs.create_engine_config, "_autojudge_original")
+    from autojudge.vllm_plugin.patches import is_patched
+
+    return is_patched(EngineArgs.create_engine_config)
 
 
 def _speculative_decoder(

@@ -57,7 +57,7 @@ def _mark(wrapper: Callable[..., Any], original: Callable[..., Any]) -> Callable
     return wrapper
 
 
-def _is_patched(fn: Any) -> bool:
+def is_patched(fn: Any) -> bool:
     return hasattr(fn, _ORIGINAL)
 
 
@@ -117,7 +117,7 @@ def prepare_engine(vllm_config: Any) -> None:
 def patch_engine_args(module: ModuleType) -> None:
     cls = module.EngineArgs
     original = cls.create_engine_config
-    if _is_patched(original):
+    if is_patched(original):
         return
 
     def create_engine_config(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -136,7 +136,7 @@ def patch_input_processor() -> None:
     from vllm.v1.engine.input_processor import InputProcessor
 
     original = InputProcessor._validate_params
-    if _is_patched(original):
+    if is_patched(original):
         return
 
     def _validate_params(self: Any, params: Any, *args: Any, **kwargs: Any) -> Any:
@@ -193,7 +193,7 @@ def patch_rejection_sample() -> None:
     from autojudge.vllm_plugin.step import ACTIVE
 
     original = module.rejection_sample
-    if _is_patched(original):
+    if is_patched(original):
         return
     signature = inspect.signature(original)
     draw_uniforms = module.generate_uniform_probs
@@ -279,7 +279,7 @@ def patch_expand_batch_to_tokens(device: Any) -> bool:
         return False
     from vllm.v1.sample import rejection_sampler as module
 
-    if _is_patched(module.expand_batch_to_tokens):
+    if is_patched(module.expand_batch_to_tokens):
         return True
     probe = torch.tensor([0.0, 0.5, 2.0]), torch.tensor([1, 3, 4], dtype=torch.int32)
     expected = torch.tensor([1.0, 0.5, 0.5, 2.0])
