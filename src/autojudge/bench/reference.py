@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import platform
 import statistics
 from datetime import UTC, datetime
 
 import torch
 
 from autojudge.bench.energy import EnergyReading, PowerMeter, median_energy
+from autojudge.bench.machine import processor_name
 from autojudge.decoding.factory import speculative, target_only
 from autojudge.evaluation.scoring import evaluate
 from autojudge.models.pair import ModelPair
@@ -20,7 +20,7 @@ def machine_of(pair: ModelPair) -> dict:
     """Where the benchmark ran: processor and threads, and the GPU when the pair is on one."""
     device = next(pair.target.parameters()).device
     machine = {
-        "processor": platform.processor() or platform.machine(),
+        "processor": processor_name(),
         "torch_threads": torch.get_num_threads(),
         "device": str(device),
     }

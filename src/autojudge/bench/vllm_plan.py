@@ -103,12 +103,12 @@ def check_plan(bench: Any, split_problems: int | None = None) -> None:
 
 def header(bench: Any, problems: int, accuracy_problems: int) -> dict[str, Any]:
     """What was run, on which machine, when."""
-    import platform
+    from autojudge.bench.machine import processor_name
 
     return {
         "benchmark": "vLLM tokens/s: target alone, stock SD, plugin exact SD, AutoJudge; windows chosen on tuning passes",
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "machine": platform.processor() or platform.machine(),
+        "machine": processor_name(),
         "problems": problems,
         "accuracy_problems": accuracy_problems,
         "windows": list(bench.windows),

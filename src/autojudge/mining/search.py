@@ -12,14 +12,20 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # the mined data set (stage merge) needs no model stack
     from transformers import PreTrainedTokenizerBase
 
     from autojudge.engines.base import GenerationEngine
-    from autojudge.models.teacher_forced import DraftPredictor
     from autojudge.tasks.base import Example, Task
+
+
+class TokenPredictor(Protocol):
+    """The proposer's teacher-forced choice at every response position (a draft model:
+    ``models.teacher_forced.DraftPredictor``; an EAGLE head: ``models.eagle_predictor.EaglePredictor``)."""
+
+    def predict(self, prompts: list[list[int]], responses: list[list[int]]) -> list[list[int]]: ...
 
 
 @dataclass(frozen=True)
@@ -105,7 +111,7 @@ class ImportantTokenSearch:
         task: Task,
         tokenizer: PreTrainedTokenizerBase,
         engine: GenerationEngine,
-        draft: DraftPredictor,
+        draft: TokenPredictor,
         max_response_tokens: int,
         eos_token_ids: set[int],
         pool_size: int = 64,

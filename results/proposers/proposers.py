@@ -1,0 +1,216 @@
+"""The fine-tuned SmolLM2 target's proposers side by side (issue 37, items 1-2): the distilled draft of
+preset smollm2-arith and the EAGLE head of preset smollm2-eagle, each with its teacher-forced agreement,
+exact speculative decoding's MAT at ``--window`` and vLLM's tokens/s against the target alone at batch
+sizes 1 and 8; the distilled draft's accuracy alone too (an EAGLE head has none).
+
+Every engine (target alone, SD with the draft, SD with the head; vLLM's own verification, no plugin) is
+alive at once in this process and their passes alternate round by round, so the machine's drift between
+passes hits every setting alike (``autojudge.bench.vllm_measure.measure``). Ratios at batch size 1 carry
+95% paired bootstrap intervals over problems (each problem timed alone); at batch size 8 problems share
+their time, so the ratio is of median tokens/s over the repeats, with every repeat's seconds kept.
+Agreement: the share of the target's greedy response tokens the proposer's teacher-forced first guess
+equals (``models.teacher_forced.DraftPredictor``, ``models.eagle_predictor.EaglePredictor``).
+
+Run from the repository root with preset smollm2-eagle applied and its models built
+(``dvc repro distill@smollm2-arith eagle@smollm2-arith``), nothing else on the cores::
+
+    python results/proposers/proposers.py --problems 24
+
+Writes ``results/proposers/proposers.json`` (per-problem figures kept) and ``proposers.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+
+from autojudge.bench.energy import PowerMeter
+from autojudge.bench.machine import processor_name
+from autojudge.bench.vllm_analysis import rate_comparison
+from autojudge.bench.vllm_bench import engine_environment
+from autojudge.bench.vllm_measure import measure, per_problem, summarize_runs
+from autojudge.engines.vllm_engine import VllmEngine
+from autojudge.evaluation.stats import mean_of_first, paired_bootstrap, rate_of_first
+from autojudge.io import write_json, write_text
+from autojudge.models.eagle import load_head
+from autojudge.models.eagle_predictor import EaglePredictor
+from autojudge.models.prompts import encode_prompt
+from autojudge.models.runtime import pair_from, task_from
+from autojudge.models.teacher_forced import DraftPredictor
+from autojudge.params import load_params
+from autojudge.vllm_plugin.engine import decode, speculative_llm
+
+OUT = Path("results/proposers")
+TARGET, DRAFT_SD, EAGLE_SD = "target alone", "SD, distilled draft", "SD, EAGLE head"
+BATCH_SIZES = (1, 8)
+STATS = SimpleNamespace(bootstrap_samples=2000, seed=0)
+
+
+def _interval(rows: list, statistic) -> dict:
+    point, low, high = paired_bootstrap(rows, rows, statistic, STATS.bootstrap_samples, STATS.seed)
+    return {"point": round(point, 4), "low": round(low, 4), "high": round(high, 4)}
+
+
+def agreement(guesses: list[list[int]], responses: list[list[int]]) -> dict:
+    """Share of response tokens guessed, with its interval over problems."""
+    rows = [
+        [sum(g == t for g, t in zip(guess, response, strict=True)), len(response)]
+        for guess, response in zip(guesses, responses, strict=True)
+        if response
+    ]
+    return _interval(rows, rate_of_first)
+
+
+def accuracy(task, examples, tokenizer, outputs: list[list[int]]) -> dict:
+    texts = [tokenizer.decode(tokens, skip_special_tokens=True) for tokens in outputs]
+    correct = [float(c) for c in task.scores(texts, examples)]
+    return {**_interval(correct, mean_of_first), "correct": correct}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--params", type=Path, default=Path("params.yaml"))
+    parser.add_argument("--problems", type=int, default=24)
+    parser.add_argument("--window", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    params = load_params(args.params)
+    eagle = next(iter(params.eagle.values()), None)
+    if eagle is None:
+        sys.exit(f"{args.params}: no eagle head (apply preset smollm2-eagle first)")
+    vllm, pair, task = params.mining.vllm, pair_from(params), task_from(params)
+    examples = task.load_split("test", args.problems)
+    prompts = [
+        encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template) for e in examples
+    ]
+    max_new, eos, load_before = params.decoding.max_new_tokens, pair.eos_token_ids, os.getloadavg()[0]
+
+    def spec(method: str, proposer: str):
+        return speculative_llm(
+            params.pair.target, proposer, args.window, None, vllm.engine_kwargs, params.pair.dtype,
+            vllm.max_model_len, in_process=True, method=method,
+        )  # fmt: skip
+
+    with engine_environment(plugin=False):
+        alone = {
+            role: VllmEngine(
+                path,
+                params.pair.dtype,
+                eos,
+                vllm.max_model_len,
+                engine_kwargs=vllm.engine_kwargs,
+                in_process=True,
+            )
+            for role, path in (("target", params.pair.target), ("draft", params.pair.draft))
+        }
+        engines = {DRAFT_SD: spec("draft_model", params.pair.draft), EAGLE_SD: spec("eagle", eagle.out)}
+
+    def alone_decoder(engine):
+        return lambda batch: [
+            (t, len(t)) for t in engine.continue_prefixes(list(batch), [max_new] * len(batch))
+        ]
+
+    def spec_decoder(llm):
+        return lambda batch: [(r.tokens, r.target_passes) for r in decode(llm, batch, max_new, eos)]
+
+    decoders = {TARGET: alone_decoder(alone["target"])}
+    decoders.update({name: spec_decoder(llm) for name, llm in engines.items()})
+    measured = measure(decoders, prompts, prompts, BATCH_SIZES, 0, args.repeats, lambda: PowerMeter(0.5))
+    draft_outputs = alone["draft"].continue_prefixes(prompts, [max_new] * len(prompts))
+    for engine in alone.values():
+        engine.close()
+    responses = measured.accuracy[TARGET]
+    head = load_head(Path(eagle.out), pair.target)
+    guesses = {
+        DRAFT_SD: DraftPredictor(pair.draft, pair.vocab_size, pair.pad_token_id).predict(prompts, responses),
+        EAGLE_SD: EaglePredictor(head, pair.target).predict(prompts, responses),
+    }
+    figures = {name: per_problem(measured.runs[name][1]) for name in decoders}
+    settings = {}
+    for name in decoders:
+        row = {
+            "batch_size": {size: summarize_runs(measured.runs[name][size]) for size in BATCH_SIZES},
+            "per_problem_batch_size_1": figures[name],
+            "accuracy": accuracy(task, examples, pair.tokenizer, measured.accuracy[name]),
+        }
+        if name != TARGET:
+            row["same_tokens_as_target"] = measured.accuracy[name] == responses
+            row["agreement"] = agreement(guesses[name], responses)
+            row["mat"] = _interval(
+                list(zip(figures[name]["tokens"], figures[name]["passes"], strict=True)), rate_of_first
+            )
+            row["tokens_per_s_vs_target_bs1"] = rate_comparison(
+                figures[name], figures[TARGET], "tokens", "seconds", STATS
+            )
+            row["tokens_per_s_vs_target_bs8"] = round(
+                row["batch_size"][8]["tokens_per_s"] / settings[TARGET]["batch_size"][8]["tokens_per_s"], 3
+            )
+        settings[name] = row
+    settings["draft alone"] = {"accuracy": accuracy(task, examples, pair.tokenizer, draft_outputs)}
+    report = {
+        "command": f"python results/proposers/proposers.py --problems {args.problems} --window {args.window}",
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "processor": processor_name(),
+        "cpus": os.cpu_count(),
+        "load_average_1m": [load_before, os.getloadavg()[0]],
+        "task": params.task.name,
+        "split": "test",
+        "problems": len(examples),
+        "window": args.window,
+        "repeats": args.repeats,
+        "target": str(params.pair.target),
+        "draft": str(params.pair.draft),
+        "eagle_head": str(eagle.out),
+        "settings": settings,
+    }
+    write_json(OUT / "proposers.json", report)
+    write_text(OUT / "proposers.md", markdown(report) + "\n")
+    print(markdown(report))
+
+
+def _ci(figure: dict, scale: float = 1.0, digits: int = 2) -> str:
+    return (
+        f"{figure['point'] * scale:.{digits}f} [{figure['low'] * scale:.{digits}f}, "
+        f"{figure['high'] * scale:.{digits}f}]"
+    )
+
+
+def markdown(report: dict) -> str:
+    settings, window = report["settings"], report["window"]
+    lines = [
+        f"# Proposers of {report['target']} ({report['task']} {report['split']}, {report['problems']} problems, "
+        f"W = {window}; {report['date']}, {report['processor']}, {report['cpus']} cores)",
+        "",
+        "| proposer | agreement | alone: accuracy % | exact SD: MAT | tokens/s vs target, bs 1 | bs 8 | "
+        "same tokens as target |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    alone = {DRAFT_SD: _ci(settings["draft alone"]["accuracy"], 100, 1), EAGLE_SD: "(no model of its own)"}
+    for name in (DRAFT_SD, EAGLE_SD):
+        row = settings[name]
+        speed = row["tokens_per_s_vs_target_bs1"]
+        lines.append(
+            f"| {name.removeprefix('SD, ')} | {_ci(row['agreement'], 100, 1)} % | {alone[name]} | "
+            f"{_ci(row['mat'])} | {speed['point']:.2f}x [{speed['low']:.2f}, {speed['high']:.2f}] | "
+            f"{row['tokens_per_s_vs_target_bs8']:.2f}x | {row['same_tokens_as_target']} |"
+        )
+    target = settings[TARGET]
+    lines += [
+        "",
+        f"Target alone: accuracy {_ci(target['accuracy'], 100, 1)} %, "
+        + ", ".join(f"{target['batch_size'][s]['tokens_per_s']} tokens/s at bs {s}" for s in BATCH_SIZES)
+        + f". Load average (1 min) before and after: {report['load_average_1m']}.",
+        "",
+        "```",
+        report["command"],
+        "```",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
