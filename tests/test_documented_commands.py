@@ -1,0 +1,213 @@
+"""Every shell command the documents show is one this repository can run as typed (issue 39).
+
+Each line of a ``bash`` block in README.md and docs/*.md (backslash continuations joined, ``&&`` chains
+split, leading ``VAR=value`` assignments and trailing comments dropped) must be one of the kinds below,
+and pass its check; a line of no known kind fails the test, naming its page:
+
+* ``autojudge ...``: parsed by the real command line, as typed: the command and subcommand exist, every
+  option is one of theirs and every value converts (numbers, choices). ``[optional parts]`` are checked
+  with and without, ``<placeholders>`` and upper-case ``T``-style ones stand for a value.
+* a vLLM server (``vllm serve``, GPU; ``python -m vllm.entrypoints.openai.api_server``, the CPU build):
+  its model and draft paths exist, its ``--speculative-config`` is JSON and its ``--additional-config``
+  passes the plugin's own parser; a command serving a comparison's recommendation is printed verbatim by
+  the committed ``plots/<task>/compare.md`` (whose CPU form tests/evaluation/test_serving.py starts as
+  printed), and a CPU-build command carries the flags that build needs.
+* ``make <target>``: a target of the Makefile; ``dvc repro [stage[@key]]``: a stage of dvc.yaml whose
+  ``@key`` is an entry of its ``foreach`` params in params.yaml or a preset.
+* ``docker compose -f <file>``: the file exists; ``prefect ...``: the deployments, flow name and work
+  pools of prefect.yaml; ``mlflow ui --backend-store-uri``: the project's store; ``export``: variables.
+
+What this does not do: run the long or GPU commands (``make repro``, the presets' ``dvc repro``, the
+cluster's), and run each ``autojudge`` command for real (the cli tests run them with their own flags).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import typer
+import yaml
+
+from autojudge.cli.app import app
+from autojudge.vllm_plugin.config import CONFIG_KEY, parse_config
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BASH_BLOCK = re.compile(r"^```bash[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+ASSIGNMENT = re.compile(r"^[A-Z_][A-Z0-9_]*=\S*$")
+PLACEHOLDER = re.compile(r"<[^<>]+>")
+SERVERS = (("vllm", "serve"), ("python", "-m", "vllm.entrypoints.openai.api_server", "--model"))
+CPU_FLAGS = ("--max-model-len", "--enforce-eager", "--kv-cache-memory-bytes")
+
+
+def commands(text: str) -> list[str]:
+    """The shell commands of a page's bash blocks, one string each."""
+    found = []
+    for block in BASH_BLOCK.findall(text):
+        for line in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            chain: list[list[str]] = [[]]
+            for word in words:
+                chain.append([]) if word == "&&" else chain[-1].append(word)
+            for command in chain:
+                while command and ASSIGNMENT.match(command[0]):
+                    command = command[1:]
+                if command:
+                    found.append(shlex.join(command))
+    return found
+
+
+def documented() -> list[tuple[str, str]]:
+    return [(page.relative_to(ROOT).as_posix(), c) for page in PAGES for c in commands(page.read_text())]
+
+
+def _variants(words: list[str]) -> list[list[str]]:
+    """The words with every ``[...]`` group left out, and with all of them in (brackets removed)."""
+    without: list[str] = []
+    with_all: list[str] = []
+    depth = 0
+    for word in words:
+        depth += word.startswith("[")
+        if word.strip("[]"):
+            with_all.append(word.strip("[]"))
+        if not depth:
+            without.append(word)
+        depth -= word.endswith("]")
+    return [without, with_all]
+
+
+def _filled(word: str) -> str:
+    """A placeholder (``<setting>``, ``T``, ``N``) as a value."""
+    if PLACEHOLDER.fullmatch(word) or re.fullmatch(r"[A-Z]", word):
+        return "1"
+    return word
+
+
+def parse_autojudge(words: list[str]) -> None:
+    """Parse ``autojudge`` arguments with the real command line (its options and values), executing
+    nothing; raises what the command line would print."""
+    command = typer.main.get_command(app)
+    arguments, name = [_filled(w) for w in words], "autojudge"
+    while hasattr(command, "commands"):  # a group: the next word names one of its commands
+        assert arguments, f"autojudge: {name} needs a command"
+        name, arguments = arguments[0], arguments[1:]
+        assert name in command.commands, f"autojudge: no command {name}"
+        command = command.commands[name]
+    command.make_context(name, arguments, resilient_parsing=False)
+
+
+def check_server(words: list[str], recommended: set[str]) -> None:
+    gpu = words[:2] == ["vllm", "serve"]
+    model = words[2] if gpu else words[4]
+    options = dict(zip(words[3 if gpu else 5 :: 2], words[4 if gpu else 6 :: 2], strict=False))
+    assert (ROOT / model).is_dir(), f"model not found: {model}"
+    speculative = json.loads(options["--speculative-config"])
+    assert (ROOT / speculative["model"]).is_dir(), f"draft not found: {speculative['model']}"
+    plugin = json.loads(options["--additional-config"])[CONFIG_KEY]
+    parse_config(plugin)
+    if not gpu:
+        assert all(flag in words for flag in CPU_FLAGS), f"the CPU build needs {CPU_FLAGS}"
+    if "judge_head" not in plugin:  # a comparison's recommendation, printed by compare.md
+        assert shlex.join(words) in recommended, "no committed plots/<task>/compare.md prints this command"
+
+
+def _foreach_keys(source: str) -> set[str]:
+    keys = set(yaml.safe_load((ROOT / "params.yaml").read_text()).get(source) or {})
+    for preset in (ROOT / "presets").glob("*.yaml"):
+        keys |= set(yaml.safe_load(preset.read_text()).get(source) or {})
+    return keys
+
+
+def check_dvc(words: list[str]) -> None:
+    assert words[1] == "repro", "dvc: only `dvc repro` is documented"
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    for target in words[2:]:
+        name, _, key = target.partition("@")
+        assert name in stages, f"no stage {name} in dvc.yaml"
+        if key:
+            source = stages[name]["foreach"].strip("${}")
+            assert key in _foreach_keys(source), (
+                f"no entry {key} of params {source} in params.yaml or a preset"
+            )
+
+
+def check_prefect(words: list[str]) -> None:
+    deployments = yaml.safe_load((ROOT / "prefect.yaml").read_text())["deployments"]
+    pools = {d["work_pool"]["name"] for d in deployments}
+    if words[1:3] == ["deployment", "run"]:
+        flow, _, deployment = words[3].partition("/")
+        assert f'@flow(name="{flow}")' in (ROOT / "flows" / "pipeline.py").read_text(), f"no flow {flow}"
+        assert deployment in {d["name"] for d in deployments}, f"no deployment {deployment} in prefect.yaml"
+    elif words[1:3] in (["work-pool", "create"], ["worker", "start"]):
+        pool = words[-1] if words[1] == "work-pool" else words[words.index("--pool") + 1]
+        assert pool in pools, f"no work pool {pool} in prefect.yaml"
+    else:
+        assert words[1:] == ["--no-prompt", "deploy", "--all"], "an unknown prefect command"
+
+
+def check(command: str, recommended: set[str]) -> None:
+    """The command's own check (an AssertionError or a click error says why it fails)."""
+    words = shlex.split(command)
+    program = words[0]
+    if program == "autojudge":
+        for variant in _variants(words[1:]):
+            parse_autojudge(variant)
+    elif any(tuple(words[: len(s)]) == s for s in SERVERS):
+        check_server(words, recommended)
+    elif program == "make":
+        makefile = (ROOT / "Makefile").read_text()
+        assert re.search(rf"^{re.escape(words[1])}:", makefile, re.MULTILINE), f"no target {words[1]}"
+    elif program == "dvc":
+        check_dvc(words)
+    elif program == "prefect":
+        check_prefect(words)
+    elif words[:3] == ["docker", "compose", "-f"]:
+        assert (ROOT / words[3]).is_file(), f"no compose file {words[3]}"
+    elif words[:2] == ["mlflow", "ui"]:
+        assert words[2:] == ["--backend-store-uri", "sqlite:///mlflow/mlflow.db"], "not the project's store"
+    elif program == "export":
+        assert all(ASSIGNMENT.match(w) for w in words[1:]), "export takes VAR=value"
+    else:
+        raise AssertionError("a command of no known kind: add its check to tests/test_documented_commands.py")
+
+
+@pytest.fixture(scope="module")
+def recommended() -> set[str]:
+    """The serving commands the committed comparisons print."""
+    pages = sorted((ROOT / "plots").glob("*/compare.md"))
+    assert pages, "no committed plots/<task>/compare.md"
+    return {command for page in pages for command in commands(page.read_text())}
+
+
+def test_the_pages_show_commands_of_every_kind() -> None:
+    programs = {shlex.split(c)[0] for _, c in documented()}
+    assert {"autojudge", "make", "dvc", "prefect", "vllm", "python"} <= programs, programs
+
+
+@pytest.mark.parametrize(("page", "command"), documented(), ids=lambda value: value[:60])
+def test_the_documented_command_works_as_typed(page: str, command: str, recommended: set[str]) -> None:
+    try:
+        check(command, recommended)
+    except Exception as error:  # what the command line or a check refuses
+        pytest.fail(f"{page}: `{command}`: {error}")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "autojudge eval --rule judge --windoww 8",  # an option the command does not have
+        "autojudge eval --window eight",  # a value that does not convert
+        "autojudge evaluate",  # a command that does not exist
+        "make deploy",
+        "dvc repro train@gsm9k",
+        "prefect deployment run autojudge-pipeline/nightly",
+        "rm -rf models",
+    ],
+)
+def test_a_command_that_does_not_exist_fails(command: str, recommended: set[str]) -> None:
+    with pytest.raises(Exception):  # noqa: B017 -- the command line's own error types are typer's vendored click's
+        check(command, recommended)
