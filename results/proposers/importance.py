@@ -22,11 +22,11 @@ Each proposer's mined problems go to ``results/proposers/importance/<proposer>/p
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+from preset import eagle_preset  # this folder's
 
 from autojudge.bench.machine import processor_name
 from autojudge.evaluation.stats import paired_bootstrap, rate_of_first
@@ -39,7 +39,6 @@ from autojudge.models.eagle_predictor import EaglePredictor
 from autojudge.models.pair import model_signature
 from autojudge.models.runtime import engine_from, pair_from, task_from
 from autojudge.models.teacher_forced import DraftPredictor
-from autojudge.params import load_params
 
 OUT = Path("results/proposers/importance")
 
@@ -119,10 +118,7 @@ def main() -> None:
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))
     parser.add_argument("--problems", type=int, default=40)
     args = parser.parse_args()
-    params = load_params(args.params)
-    eagle = next(iter(params.eagle.values()), None)
-    if eagle is None:
-        sys.exit(f"{args.params}: no eagle head (apply preset smollm2-eagle first)")
+    params, eagle = eagle_preset(args.params)
     pair = pair_from(params)
     problems = mining_problems(params, pair, args.problems)
     proposers = {

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
+
+from preset import eagle_preset  # this folder's
 
 from autojudge.bench.energy import PowerMeter
 from autojudge.bench.machine import processor_name
@@ -41,7 +42,6 @@ from autojudge.models.eagle_predictor import EaglePredictor
 from autojudge.models.prompts import encode_prompt
 from autojudge.models.runtime import pair_from, task_from
 from autojudge.models.teacher_forced import DraftPredictor
-from autojudge.params import load_params
 from autojudge.vllm_plugin.engine import decode, speculative_llm
 
 OUT = Path("results/proposers")
@@ -78,10 +78,7 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    params = load_params(args.params)
-    eagle = next(iter(params.eagle.values()), None)
-    if eagle is None:
-        sys.exit(f"{args.params}: no eagle head (apply preset smollm2-eagle first)")
+    params, eagle = eagle_preset(args.params)
     vllm, pair, task = params.mining.vllm, pair_from(params), task_from(params)
     examples = task.load_split("test", args.problems)
     prompts = [
