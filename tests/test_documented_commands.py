@@ -1,6 +1,6 @@
 """Every shell command the documents show is one this repository can run as typed (issue 39).
 
-Each line of a ``bash`` block in README.md and docs/*.md (backslash continuations joined, ``&&`` chains
+Each line of a ``bash`` block in the pages tests/test_docs.py reads (README.md, ARCHITECTURE.md, docs/*.md) (backslash continuations joined, ``&&`` chains
 split, leading ``VAR=value`` assignments and trailing comments dropped) must be one of the kinds below,
 and pass its check; a line of no known kind fails the test, naming its page:
 
@@ -26,17 +26,16 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 import typer
 import yaml
+from test_docs import DOCS as PAGES
+from test_docs import ROOT
 
 from autojudge.cli.app import app
 from autojudge.vllm_plugin.config import CONFIG_KEY, parse_config
 
-ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BASH_BLOCK = re.compile(r"^```bash[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 ASSIGNMENT = re.compile(r"^[A-Z_][A-Z0-9_]*=\S*$")
 PLACEHOLDER = re.compile(r"<[^<>]+>")
