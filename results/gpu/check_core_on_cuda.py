@@ -3,9 +3,10 @@
 vLLM is not installed where a GPU is lent to this project, so this runs what the plugin's patched
 ``rejection_sample`` runs on the engine's device besides vLLM's own kernels (``vllm_plugin/patches.py``):
 the rules' decisions, ``standard_test``, ``lossy_allowed``, ``accepted_rows``, ``greedy_verify``,
-``request_of_row`` and ``tempered_draft_logits``, with the judge head moved to the device as
-``vllm_plugin/runner.py`` moves it. For every registered rule and random batches mixing greedy and sampled
-requests it checks that the CUDA step accepts the same rows and emits the same greedy tokens as the CPU
+``lossy_per_request`` (the counters' per-request lossy accepts), ``request_of_row`` and
+``tempered_draft_logits``, with the judge head moved to the device as ``vllm_plugin/runner.py`` moves it.
+For every registered rule and random batches mixing greedy and sampled requests it checks that the CUDA
+step accepts the same rows, emits the same greedy tokens and counts the same lossy accepts as the CPU
 step, and records whether the greedy step synchronises with the host (``torch.cuda.set_sync_debug_mode``).
 The rules' keys are the one-core property test's (``tests/rule_settings.py``).
 
@@ -51,6 +52,7 @@ from autojudge.rules.verification import (  # noqa: E402
     accepted_rows,
     greedy_verify,
     lossy_allowed,
+    lossy_per_request,
     request_of_row,
     standard_test,
     tempered_draft_logits,
@@ -91,8 +93,9 @@ def _batch(seed: int, requests: int) -> dict[str, torch.Tensor]:
     }
 
 
-def _step(rule, batch: dict[str, torch.Tensor], greedy_only: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """The patched rejection_sample's own part of one step: accepted rows and greedy tokens."""
+def _step(rule, batch: dict[str, torch.Tensor], greedy_only: bool) -> tuple[torch.Tensor, ...]:
+    """The patched rejection_sample's own part of one step: accepted rows, greedy tokens and each
+    request's lossy accepts (what the plugin's counters add up)."""
     draft, target_logits, cu = batch["draft"], batch["target_logits"], batch["cu"]
     max_spec_len = K
     if greedy_only:
@@ -113,7 +116,7 @@ def _step(rule, batch: dict[str, torch.Tensor], greedy_only: bool) -> tuple[torc
         accepted = accepted_rows([rule], None, window, lossy_allowed(window, batch["drafted"], target_prob))
         target_logits = processed
     out = greedy_verify(draft, cu, max_spec_len, target_logits, batch["bonus"], accepted)
-    return accepted, out
+    return accepted, out, lossy_per_request(draft, cu, accepted, window.natively_accepted)
 
 
 def _syncs(rule, batch: dict[str, torch.Tensor]) -> bool:
@@ -142,20 +145,22 @@ def main() -> None:
     rows = []
     for name in RULES:
         cpu_rule, cuda_rule = _rule(name, torch.device("cpu")), _rule(name, device)
-        differing, lossy, rows_seen, syncs = 0, 0, 0, False
+        differing, lossy, counted, rows_seen, syncs = 0, 0, 0, 0, False
         for seed in range(args.batches):
             batch = _batch(seed, args.requests)
             on_cuda = {key: value.to(device) for key, value in batch.items()}
             for greedy_only in (True, False):
-                accepted, out = _step(cpu_rule, batch, greedy_only)
-                accepted_cuda, out_cuda = _step(cuda_rule, on_cuda, greedy_only)
+                accepted, out, counts = _step(cpu_rule, batch, greedy_only)
+                accepted_cuda, out_cuda, counts_cuda = _step(cuda_rule, on_cuda, greedy_only)
                 differing += int((accepted != accepted_cuda.cpu()).sum())
                 differing += int((out != out_cuda.cpu()).any(dim=1).sum())
+                differing += int((counts != counts_cuda.cpu()).sum())
+                counted += int(counts.sum())
                 rows_seen += accepted.numel()
                 lossy += int((accepted & (batch["draft"].long() != batch["target_logits"].argmax(-1))).sum())
             syncs |= device.type == "cuda" and _syncs(cuda_rule, on_cuda)
         rows.append({"rule": name, "differing_rows_and_requests": differing, "rows": rows_seen, "accepted_mismatches": lossy,
-                     "greedy_step_syncs_host": syncs})  # fmt: skip
+                     "lossy_accepts_counted": counted, "greedy_step_syncs_host": syncs})  # fmt: skip
         print(rows[-1], flush=True)
     result = {
         "device": torch.cuda.get_device_name(0) if device.type == "cuda" else "cpu (dry run)",
