@@ -48,6 +48,7 @@ PIPELINE_PARAMS = {
     "crossdomain.limit": 3,
     "compare.splits": ["test", "shifted"],  # shifted: outside the target's competence, no winner
     "tasks.pyfunc.compare.splits": ["test"],  # the code task has no shifted split
+    "tasks.pyfunc.compare.limit": 3,  # params.yaml gives the code task its own
     "compare.methods": ["fsd-js", "fsd-js-published", "kl-mask", "target-entropy", "fly", "topk"],
     "compare.rates": [0.5, 1.0],
     "sampled.limit": 3,
