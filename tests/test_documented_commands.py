@@ -1,8 +1,9 @@
 """Every shell command the documents show is one this repository can run as typed (issue 39).
 
-Each line of a ``bash`` block in the pages tests/test_docs.py reads (README.md, ARCHITECTURE.md, docs/*.md) (backslash continuations joined, ``&&`` chains
-split, leading ``VAR=value`` assignments and trailing comments dropped) must be one of the kinds below,
-and pass its check; a line of no known kind fails the test, naming its page:
+Each line of a ``bash`` block in the pages tests/test_docs.py reads (README.md, ARCHITECTURE.md and
+docs/*.md; backslash continuations joined, ``&&`` chains split, leading ``VAR=value`` assignments and
+trailing comments dropped) must be one of the kinds below, and pass its check; a line of no known kind
+fails the test, naming its page:
 
 * ``autojudge ...``: parsed by the real command line, as typed: the command and subcommand exist, every
   option is one of theirs and every value converts (numbers, choices). ``[optional parts]`` are checked
