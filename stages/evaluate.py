@@ -16,7 +16,8 @@ def settings_for(params, head) -> list[Setting]:
     thresholds.setdefault(round(head.threshold, 6), params.train.target_recall)
     judge = [Setting("judge", window, threshold=t, recall=float(r)) for t, r in sorted(thresholds.items())]
     topk = [Setting("topk", window, k=k) for k in params.evaluate.topk]
-    return [*judge, *topk, Setting("exact", window), Setting("target"), Setting("draft")]
+    alone = [Setting("target")] + ([Setting("draft")] if params.pair.proposer == "draft_model" else [])
+    return [*judge, *topk, Setting("exact", window), *alone]  # an EAGLE head decodes nothing alone
 
 
 def evaluate(params, args) -> None:
@@ -35,7 +36,7 @@ def evaluate(params, args) -> None:
     summary = {"split": split, "protocol": params.train.protocol, "headline": figures, "settings": rows}
     write_json(args.metrics, summary)
     write_curve_csv(args.plots / "accuracy_vs_mat.csv", rows)
-    draft = next(r["accuracy"] for r in rows if r["method"] == "draft")
+    draft = next((r["accuracy"] for r in rows if r["method"] == "draft"), None)
     title = (
         f"{params.task.name} / {params.pair.name}: {params.evaluate.split} split, W={params.evaluate.window}"
     )

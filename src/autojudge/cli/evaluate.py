@@ -107,15 +107,6 @@ def evaluate_command(
     else:
         acceptance = _acceptance_rule(config, window, pair, head, judge)
         method, models = f"sd {acceptance.describe()} W={window}", (pair.target, pair.draft)
-    decoder = BatchedDecoder(
-        *models,
-        pair.vocab_size,
-        pair.eos_token_ids,
-        window,
-        settings.decoding.max_new_tokens,
-        settings.decoding.batch_size,
-        role="draft" if rule == "draft" else "target",
-    )
     prompts = [
         encode_prompt(pair.tokenizer, task.build_prompt(e), settings.pair.chat_template) for e in examples
     ]
@@ -128,6 +119,15 @@ def evaluate_command(
             job = Job(rule if config is None else "speculative", window, config)
             heads = {config.rule: head} if config is not None and config.needs_head else {}
             return decode_on_vllm(settings, [job], prompts, pair.eos_token_ids, heads)[0]
+        decoder = BatchedDecoder(
+            *models,
+            pair.vocab_size,
+            pair.eos_token_ids,
+            window,
+            settings.decoding.max_new_tokens,
+            settings.decoding.batch_size,
+            role="draft" if rule == "draft" else "target",
+        )
         return decoder.generate([Request(prompt, acceptance) for prompt in prompts], label)
 
     generations = generate(acceptance, config, method)

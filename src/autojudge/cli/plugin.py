@@ -30,6 +30,7 @@ def vllm_check(
         window or settings.decoding.window,
         settings.mining.vllm.max_model_len,
         settings.mining.vllm.engine_kwargs,
+        settings.pair.proposer,
     )
     typer.echo(
         f"vLLM: {report['vllm']} (plugin tested on {report['supported']}), platform {report['platform']}"

@@ -24,6 +24,7 @@ from transformers import PreTrainedModel
 from autojudge.decoding.generation import DecodeStats, Generation, clip_at_stop
 from autojudge.decoding.sampling import Sampling, verify
 from autojudge.decoding.slots import SlotCache
+from autojudge.errors import InputError
 from autojudge.rules.acceptance import AcceptanceRule, ExactMatch
 
 
@@ -83,6 +84,11 @@ class BatchedDecoder:
             raise ValueError(f"role must be 'target' or 'draft', got {role!r}")
         if batch_size < 1 or window < 1:
             raise ValueError(f"batch size and window must be at least 1, got {batch_size} and {window}")
+        if not all(isinstance(m, PreTrainedModel) for m in (model, draft) if m is not None):
+            raise InputError(
+                "the reference engine decodes with causal LMs only: a pair drafting with an EAGLE head "
+                "(pair.proposer eagle) decodes on vLLM (decoding.engine: vllm)"
+            )
         self.model, self.draft = model, draft
         self.vocab_size = vocab_size
         self.eos_ids = eos_ids

@@ -26,7 +26,7 @@ from autojudge.heads.artifact import JudgeHead
 from autojudge.mining.search import MinedProblem, Mismatch
 from autojudge.models.pair import ModelPair
 from autojudge.models.prompts import encode_prompt
-from autojudge.models.runtime import pair_from, task_from
+from autojudge.models.runtime import pair_from, predictor_from, task_from
 from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.params import Params
 from autojudge.rules.acceptance import Window
@@ -54,7 +54,7 @@ def validation_mismatches(
     responses = [g.tokens for g in decoder.generate([Request(p) for p in prompts], "grid: target greedy")]
     pad = pair.pad_token_id
     target_rows = DraftPredictor(pair.target, pair.vocab_size, pad).response_logits(prompts, responses)
-    draft_rows = DraftPredictor(pair.draft, pair.vocab_size, pad).response_logits(prompts, responses)
+    draft_rows = predictor_from(pair).response_logits(prompts, responses)
     tokens, target_logits, draft_logits, problems = [], [], [], []
     for index, (prompt, response) in enumerate(zip(prompts, responses, strict=True)):
         choices = draft_rows[index].argmax(dim=-1)

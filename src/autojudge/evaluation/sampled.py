@@ -47,10 +47,13 @@ def _interval(values_a, values_b, statistic, samples: int, seed: int) -> dict:
     return {"value": value, "low": low, "high": high}
 
 
-def method_figures(per_problem: dict, shift: np.ndarray, names: list[str], seeds: int, compare) -> dict:
+def method_figures(
+    per_problem: dict, shift: np.ndarray | None, names: list[str], seeds: int, compare
+) -> dict:
     """Per method of ``names`` (exact first): accuracy and MAT pooled over seeds, intervals against exact
     speculative sampling, the shift, and the per-problem values (``per_problem``: name -> [N, 3] solved,
-    tokens and target passes summed over seeds; ``shift``: [N, methods after exact] summed total variation)."""
+    tokens and target passes summed over seeds; ``shift``: [N, methods after exact] summed total variation,
+    None where the reference engine cannot decode the pair: an EAGLE head)."""
     samples, seed = compare.bootstrap_samples, compare.seed
     exact = per_problem[EXACT]
     tokens = exact[:, 1]
@@ -68,11 +71,18 @@ def method_figures(per_problem: dict, shift: np.ndarray, names: list[str], seeds
                 exact[:, 0] / seeds, values[:, 0] / seeds, mean_difference, samples, seed
             )
             row["mat_gain_vs_exact_sd"] = _interval(values[:, 1:], exact[:, 1:], rate_ratio, samples, seed)
-            tv = np.stack([shift[:, column - 1], tokens], axis=1)
-            row["shift_tv_per_token"] = _interval(tv, tv, rate_of_first, samples, seed)
-            row["per_problem"]["shift_tv_sum"] = shift[:, column - 1].tolist()
+            row["shift_tv_per_token"] = None
+            if shift is not None:
+                tv = np.stack([shift[:, column - 1], tokens], axis=1)
+                row["shift_tv_per_token"] = _interval(tv, tv, rate_of_first, samples, seed)
+                row["per_problem"]["shift_tv_sum"] = shift[:, column - 1].tolist()
         methods[name] = row
     return {"seeds": seeds, "methods": methods}
+
+
+def _shift(row: dict) -> str:
+    """A method's shift, or ``-`` where none was measured (an EAGLE head: no reference engine)."""
+    return "-" if row["shift_tv_per_token"] is None else _entry(row["shift_tv_per_token"])
 
 
 def _entry(entry: dict, scale: float = 1.0) -> str:
@@ -111,7 +121,7 @@ def sampled_markdown(result: dict) -> str:
                 continue
             lines.append(
                 f"| {name} | {100 * row['accuracy']:.1f} | {_entry(row['accuracy_drop'], 100)} | {row['mat']:.2f} | "
-                f"{_ratio(row['mat_gain_vs_exact_sd'])} | {_entry(row['shift_tv_per_token'])} |"
+                f"{_ratio(row['mat_gain_vs_exact_sd'])} | {_shift(row)} |"
             )
     return "\n".join(lines)
 
@@ -162,7 +172,7 @@ def greedy_and_sampled_markdown(section: dict, comparison: dict | None) -> list[
         sampled_cells = [
             _entry(row["accuracy_drop"], 100),
             _ratio(row["mat_gain_vs_exact_sd"]),
-            _entry(row["shift_tv_per_token"]),
+            _shift(row),
         ]
         lines.append(f"| {name} | " + " | ".join(greedy_cells + sampled_cells) + " |")
     return lines

@@ -34,7 +34,8 @@ def decode_sampled(
 ) -> dict:
     """One split's figures on ``decoding.engine``: per method, accuracy and MAT (pooled over seeds) with
     intervals against exact speculative sampling, the shift from lossless sampling (always measured on the
-    reference engine: vLLM cannot observe a rule it does not apply), and the per-problem values."""
+    reference engine: vLLM cannot observe a rule it does not apply; none for an EAGLE head, which the
+    reference engine cannot decode), and the per-problem values."""
     spec = params.sampled
     examples = task.load_split(split, spec.limit)
     prompts = [
@@ -45,7 +46,9 @@ def decode_sampled(
     on_vllm = params.decoding.engine == "vllm"
     if on_vllm:
         decoded = _decode_on_vllm(params, pair, settings, prompts, head_files)
-        shifts = _decode_reference(params, pair, settings, prompts, heads, exact_only=True)[EXACT]
+        shifts = None
+        if pair.proposer != "eagle":
+            shifts = _decode_reference(params, pair, settings, prompts, heads, exact_only=True)[EXACT]
     else:
         decoded = _decode_reference(params, pair, settings, prompts, heads, exact_only=False)
         shifts = decoded[EXACT]
@@ -55,8 +58,8 @@ def decode_sampled(
         for generations in decoded[name]:  # one list per seed
             _, results = score(task, examples, generations, pair.tokenizer, name)
             per_problem[name] += [[r.correct, r.tokens, r.target_passes] for r in results]
-    shift = np.zeros((n, len(settings)))
-    for generations in shifts:
+    shift = None if shifts is None else np.zeros((n, len(settings)))
+    for generations in shifts or ():
         shift += [g.stats.shifts or [0.0] * len(settings) for g in generations]
     figures = method_figures(per_problem, shift, names, len(spec.seeds), params.compare)
     return {"problems": n, "engine": "vllm" if on_vllm else "reference", **figures}

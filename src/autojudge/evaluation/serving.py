@@ -75,7 +75,7 @@ def recommendations(comparison: dict, params: Params, heads: dict[str, dict[str,
 
 
 def _speculative(params: Params, window: int) -> dict:
-    return {"method": "draft_model", "model": str(params.pair.draft), "num_speculative_tokens": window}
+    return {"method": params.pair.proposer, "model": str(params.pair.draft), "num_speculative_tokens": window}
 
 
 CPU_KV_CACHE_BYTES = 1 << 30  # the CPU build sizes its cache from free memory unless told: 1 GiB

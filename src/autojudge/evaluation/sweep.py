@@ -186,8 +186,9 @@ def run_settings(
 ) -> list[tuple[Setting, EvalSummary, list[ProblemFigures]]]:
     """Decode the split with every setting (:func:`decode_settings`; ``head_path`` is the head of method
     "judge", ``more_heads`` maps other head methods to their files); returns (setting, summary, figures
-    per problem) in order. With ``loss_limit`` (candidates: setting indices; reference engine), a setting
-    stops once it cannot end within the limit's budget and is left out (``loss_limit.stopped``)."""
+    per problem) in order. With ``loss_limit`` (candidates: setting indices), on the reference engine a setting
+    stops once it cannot end within the limit's budget and is left out (``loss_limit.stopped``); vLLM decodes
+    every setting whole (it takes no request out of a running batch)."""
     pair, task = pair_from(params), task_from(params)
     examples = task.load_split(split, limit)
     files = {**(more_heads or {}), **({"judge": head_path} if head_path is not None else {})}
@@ -206,11 +207,11 @@ def run_settings(
         ]
         return [s * count + i for s in hopeless for i in range(count)]
 
-    hook = stop_hopeless if loss_limit is not None else None
+    hook = stop_hopeless if loss_limit is not None and params.decoding.engine == "reference" else None
     generations = decode_settings(params, pair, settings, examples, files, fold_heads, hook)
     outcomes = []
     for index, setting in enumerate(settings):
-        if loss_limit is not None and index in loss_limit.stopped:
+        if hook is not None and index in loss_limit.stopped:
             continue
         requests = range(index * count, (index + 1) * count)
         if hook is None:

@@ -65,6 +65,8 @@ def _llm(params: Params, job: Job, rule: dict | None):
     engine = params.mining.vllm
     kwargs = {"tensor_parallel_size": engine.tensor_parallel_size, **engine.engine_kwargs}
     if job.rule is None:
+        if job.model == "draft" and params.pair.proposer == "eagle":
+            raise InputError("the draft alone: pair.proposer 'eagle' has no draft model, only a head")
         model = params.pair.target if job.model == "target" else params.pair.draft
         return create_llm(
             engine.in_process,
@@ -83,6 +85,7 @@ def _llm(params: Params, job: Job, rule: dict | None):
         params.pair.dtype,
         engine.max_model_len,
         in_process=engine.in_process,
+        method=params.pair.proposer,
     )
 
 

@@ -59,6 +59,7 @@ def fitted_head(
         params.task.name,
         tokenizer_digest,
         info,
+        params.pair.proposer,
     )
     return fit, head
 

@@ -1,4 +1,4 @@
-"""Mining one shard from params: problems, engine, draft predictor, resumable writer."""
+"""Mining one shard from params: problems, engine, the proposer's predictor, resumable writer."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from autojudge.mining.search import ImportantTokenSearch, MiningProblem
 from autojudge.mining.shards import ShardSummary, mine_shard, shard_of
 from autojudge.models.pair import ModelPair, model_signature
 from autojudge.models.prompts import encode_prompt
-from autojudge.models.runtime import engine_from, pair_from, task_from
-from autojudge.models.teacher_forced import DraftPredictor
+from autojudge.models.runtime import engine_from, pair_from, predictor_from, task_from
 from autojudge.models.tokenizer import tokenizer_hash
 from autojudge.params import Params
 
@@ -20,6 +19,7 @@ def mining_settings(params: Params, pair: ModelPair) -> dict:
         "task": params.task.name,
         "split": params.mining.split,
         "pair": params.pair.name,
+        "proposer": params.pair.proposer,
         "target": model_signature(params.pair.target),
         "draft": model_signature(params.pair.draft),
         "tokenizer": tokenizer_hash(pair.tokenizer),
@@ -51,13 +51,7 @@ def mine_from_params(params: Params, shard: int, directory: Path) -> ShardSummar
             task_from(params),
             pair.tokenizer,
             engine,
-            DraftPredictor(
-                pair.draft,
-                pair.vocab_size,
-                pair.pad_token_id,
-                params.mining.batch_size,
-                params.mining.gumbel_seed,
-            ),
+            predictor_from(pair, params.mining.batch_size, params.mining.gumbel_seed),
             params.mining.max_response_tokens,
             pair.eos_token_ids,
             params.mining.pool_size,

@@ -12,20 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the mined data set (stage merge) needs no model stack
     from transformers import PreTrainedTokenizerBase
 
     from autojudge.engines.base import GenerationEngine
+    from autojudge.models.teacher_forced import TokenPredictor
     from autojudge.tasks.base import Example, Task
-
-
-class TokenPredictor(Protocol):
-    """The proposer's teacher-forced choice at every response position (a draft model:
-    ``models.teacher_forced.DraftPredictor``; an EAGLE head: ``models.eagle_predictor.EaglePredictor``)."""
-
-    def predict(self, prompts: list[list[int]], responses: list[list[int]]) -> list[list[int]]: ...
 
 
 @dataclass(frozen=True)

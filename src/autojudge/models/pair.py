@@ -1,4 +1,5 @@
-"""Loading a draft/target pair of causal LMs that share one tokenizer, with validation; saving a checkpoint."""
+"""Loading a draft/target pair, with validation: a draft causal LM sharing the target's tokenizer, or an EAGLE
+head on the target (``pair.proposer``); saving a checkpoint."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from transformers import AutoModelForCausalLM, PreTrainedModel, PreTrainedTokeni
 
 from autojudge.errors import InputError
 from autojudge.io import atomic_path
+from autojudge.models import eagle
 from autojudge.models.tokenizer import check_same_tokenizer, eos_token_ids, load_tokenizer, model_dir
 
 DTYPES = {
@@ -56,14 +58,15 @@ def weights_digest(model_dir: Path) -> str:
 
 @dataclass
 class ModelPair:
-    """A validated draft/target pair on one device."""
+    """A validated draft/target pair on one device; ``draft`` is an EAGLE head when ``proposer`` is eagle."""
 
     name: str
-    draft: PreTrainedModel
+    draft: PreTrainedModel | eagle.EagleHead
     target: PreTrainedModel
     tokenizer: PreTrainedTokenizerBase
     draft_path: Path
     target_path: Path
+    proposer: str = "draft_model"
 
     @property
     def vocab_size(self) -> int:
@@ -82,21 +85,26 @@ class ModelPair:
 
 
 def load_pair(
-    name: str, draft_path: Path, target_path: Path, dtype: str = "float32", device: str = "cpu"
+    name: str,
+    draft_path: Path,
+    target_path: Path,
+    dtype: str = "float32",
+    device: str = "cpu",
+    proposer: str = "draft_model",
 ) -> ModelPair:
-    """Load and validate a pair: both paths exist and both tokenizers are identical."""
-    draft_tokenizer = load_tokenizer(draft_path, "draft")
+    """Load and validate a pair: both paths exist, and a draft model's tokenizer is the target's (an EAGLE
+    head, ``proposer`` eagle, reads the target's tokens and must fit its hidden size)."""
+    draft_tokenizer = None if proposer == "eagle" else load_tokenizer(draft_path, "draft")
     target_tokenizer = load_tokenizer(target_path, "target")
-    check_same_tokenizer(draft_tokenizer, target_tokenizer, Path(draft_path), Path(target_path))
+    if draft_tokenizer is not None:
+        check_same_tokenizer(draft_tokenizer, target_tokenizer, Path(draft_path), Path(target_path))
     torch_dtype = resolve_dtype(dtype)
-    return ModelPair(
-        name=name,
-        draft=load_causal_lm(draft_path, torch_dtype, device, "draft"),
-        target=load_causal_lm(target_path, torch_dtype, device, "target"),
-        tokenizer=target_tokenizer,
-        draft_path=Path(draft_path),
-        target_path=Path(target_path),
-    )
+    target = load_causal_lm(target_path, torch_dtype, device, "target")
+    if proposer == "eagle":
+        draft = eagle.load_head(Path(draft_path), target).to(device)
+    else:
+        draft = load_causal_lm(draft_path, torch_dtype, device, "draft")
+    return ModelPair(name, draft, target, target_tokenizer, Path(draft_path), Path(target_path), proposer)
 
 
 def model_signature(path: Path) -> str:

@@ -14,6 +14,7 @@ from autojudge.tasks import Task, get_task
 
 if TYPE_CHECKING:
     from autojudge.models.pair import ModelPair
+    from autojudge.models.teacher_forced import TokenPredictor
 
 
 def task_from(params: Params) -> Task:
@@ -30,7 +31,20 @@ def pair_from(params: Params, dtype: str | None = None) -> ModelPair:
         params.pair.target,
         dtype or params.pair.dtype,
         params.pair.device,
+        params.pair.proposer,
     )
+
+
+def predictor_from(pair: ModelPair, batch_size: int = 16, gumbel_seed: int | None = None) -> TokenPredictor:
+    """The proposer's teacher-forced guesses over responses (Algorithm 1's line 6, the grids' draft logits):
+    a draft model's argmax after each prefix, or an EAGLE head's first draft there."""
+    if pair.proposer == "eagle":
+        from autojudge.models.eagle_predictor import EaglePredictor
+
+        return EaglePredictor(pair.draft, pair.target, pair.vocab_size, batch_size)
+    from autojudge.models.teacher_forced import DraftPredictor
+
+    return DraftPredictor(pair.draft, pair.vocab_size, pair.pad_token_id, batch_size, gumbel_seed)
 
 
 def engine_from(params: Params, pair: ModelPair) -> GenerationEngine:

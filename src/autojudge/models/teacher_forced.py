@@ -1,11 +1,24 @@
-"""The draft's teacher-forced predictions over a response: one parallel forward pass per batch."""
+"""Teacher-forced predictions over a response (what a proposer drafts after each prefix); a draft model's in
+one parallel forward pass per batch."""
 
 from __future__ import annotations
+
+from typing import Protocol
 
 import torch
 from transformers import PreTrainedModel
 
 from autojudge.engines.gumbel import gumbel_noise
+
+
+class TokenPredictor(Protocol):
+    """The proposer's teacher-forced choice at every response position, and the logits it chose from ([n, V]
+    per response; a draft model: :class:`DraftPredictor`; an EAGLE head:
+    ``models.eagle_predictor.EaglePredictor``)."""
+
+    def predict(self, prompts: list[list[int]], responses: list[list[int]]) -> list[list[int]]: ...
+
+    def response_logits(self, prompts: list[list[int]], responses: list[list[int]]) -> list[torch.Tensor]: ...
 
 
 class DraftPredictor:

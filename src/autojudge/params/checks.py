@@ -9,6 +9,8 @@ naming the key, the value and what is allowed:
 - budgets: ``promote.max_accuracy_drop`` is one of ``compare.budgets`` (the promotion gate reads the
   comparison's verdict at that budget, docs/comparison.md);
 - windows: ``compare.window`` equals ``evaluate.window`` (the gate reads both stages' figures of the head);
+- proposer: a pair drafting with an EAGLE head (``pair.proposer: eagle``) decodes on vLLM, with heads on the
+  target's hidden states and greedy mining (the reference engines and features chain a draft model only);
 - pipeline tasks: each task's params, its overrides applied, pass every check (``tasks.<name>: ...``).
 
 Checks within one section stay with it (``bench.overhead_window`` in ``bench.windows`` and the benchmark's
@@ -38,6 +40,7 @@ def problems(params: Params) -> Iterator[str]:
     yield from split_problems(params)
     yield from budget_problems(params)
     yield from window_problems(params)
+    yield from proposer_problems(params)
     yield from pipeline_task_problems(params)
 
 
@@ -119,6 +122,23 @@ def window_problems(params: Params) -> Iterator[str]:
             f"compare.window: {compared} must equal evaluate.window {evaluated} (the promotion gate reads "
             "the head's figures from both stages, and the comparison's window is the one served)"
         )
+
+
+def proposer_problems(params: Params) -> Iterator[str]:
+    """Settings an EAGLE head cannot serve: it has no decoder of its own in the reference engines, no hidden
+    states of its own for features, and guesses greedily (``models.eagle_predictor``)."""
+    if params.pair.proposer != "eagle":
+        return
+    why = "pair.proposer 'eagle'"
+    if params.decoding.engine != "vllm":
+        yield (
+            f"decoding.engine: {params.decoding.engine!r} cannot decode {why} (the reference engines chain a "
+            "draft model's guesses); use 'vllm'"
+        )
+    if params.features.source != "target":
+        yield f"features.source: {params.features.source!r} reads draft hidden states, {why} has none; use 'target'"
+    if params.mining.gumbel_seed is not None:
+        yield f"mining.gumbel_seed: {params.mining.gumbel_seed} samples the draft, {why} guesses greedily; use null"
 
 
 def pipeline_task_problems(params: Params) -> Iterator[str]:

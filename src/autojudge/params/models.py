@@ -16,6 +16,9 @@ from autojudge.params.base import Section
 
 class PairParams(Section):
     name: str = "toy"
+    # vLLM's speculative method: draft_model (``draft`` is a causal LM with the target's tokenizer) or eagle
+    # (``draft`` is an EAGLE head for the target, stage eagle: it decodes on vLLM only, checks.proposer_problems)
+    proposer: Literal["draft_model", "eagle"] = "draft_model"
     draft: Path = Path("models/toy/draft")
     target: Path = Path("models/toy/target")
     dtype: Literal["float32", "float64", "bfloat16", "float16"] = "float32"

@@ -10,6 +10,8 @@ from autojudge.evaluation.sampled import greedy_and_sampled_markdown, sampled_se
 from autojudge.heads.artifact import JudgeHead
 from autojudge.params import Params
 
+PROPOSER_NAMES = {"draft_model": "draft", "eagle": "EAGLE head"}  # pair.proposer as the card says it
+
 
 def build_card(
     params: Params,
@@ -27,6 +29,7 @@ def build_card(
         "model_name": model_name,
         "pair": {
             "name": params.pair.name,
+            "proposer": params.pair.proposer,
             "draft": str(params.pair.draft),
             "target": str(params.pair.target),
             "dtype": params.pair.dtype,
@@ -99,7 +102,8 @@ def card_markdown(card: dict) -> str:
     lines = [
         f"# {card['model_name']}",
         "",
-        f"Judge head for speculative decoding with draft `{card['pair']['draft']}` and target "
+        f"Judge head for speculative decoding with {PROPOSER_NAMES[card['pair'].get('proposer', 'draft_model')]} "
+        f"`{card['pair']['draft']}` and target "
         f"`{card['pair']['target']}` on task **{card['task']['name']}**. Where the draft's token differs from "
         f"the target's choice, the head estimates p(important) from hidden states ({head['features']}, "
         f"{head['dimension']} features); the mismatch is accepted when p < {head['threshold']:.4g}.",

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from autojudge.engines.base import GenerationEngine
 from autojudge.errors import InputError
-from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.selfjudge.score import Replacement
+
+if TYPE_CHECKING:
+    from autojudge.models.teacher_forced import TokenPredictor
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ def from_responses(
     problem_ids: list[str],
     prompts: list[list[int]],
     responses: list[list[int]],
-    draft: DraftPredictor,
+    draft: TokenPredictor,
     n_next: int,
 ) -> list[Candidate]:
     """SelfJudge step 1 on the target's own responses: every position where the draft's choice differs.

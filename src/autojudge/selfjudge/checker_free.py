@@ -21,7 +21,7 @@ from autojudge.mining.dataset import problems_from_rows
 from autojudge.mining.run import mining_problems
 from autojudge.mining.search import MiningProblem
 from autojudge.models.pair import ModelPair
-from autojudge.models.teacher_forced import DraftPredictor
+from autojudge.models.runtime import predictor_from
 from autojudge.params import Params
 from autojudge.selfjudge.candidates import Candidate, from_responses
 from autojudge.selfjudge.labels import important_labels
@@ -87,7 +87,7 @@ def relabel_responses(
     settings = params.selfjudge
     prompts = [problem.prompt_ids for problem in problems]
     responses = engine.continue_prefixes(prompts, [params.mining.max_response_tokens] * len(prompts))
-    draft = DraftPredictor(pair.draft, pair.vocab_size, pair.pad_token_id, settings.batch_size)
+    draft = predictor_from(pair, settings.batch_size)
     candidates = from_responses([p.id for p in problems], prompts, responses, draft, settings.n_next)
     if not candidates:
         raise InputError("selfjudge: the draft agrees with every token of the target's responses")

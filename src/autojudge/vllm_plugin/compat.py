@@ -235,7 +235,12 @@ def check_enabled_engine(vllm_config: Any, rule: str) -> None:
 
 
 def engine_report(
-    target: str, draft: str, window: int, max_model_len: int, engine_kwargs: dict[str, Any]
+    target: str,
+    draft: str,
+    window: int,
+    max_model_len: int,
+    engine_kwargs: dict[str, Any],
+    method: str = "draft_model",
 ) -> dict[str, Any]:
     """What ``autojudge vllm check`` prints: vLLM, the runner this pair's engine would use, hook points.
 
@@ -256,7 +261,7 @@ def engine_report(
             model=target,
             max_model_len=max_model_len,
             speculative_config={
-                "method": "draft_model",
+                "method": method,
                 "model": draft,
                 "num_speculative_tokens": window,
                 "max_model_len": max_model_len,

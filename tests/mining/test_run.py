@@ -1,0 +1,36 @@
+"""Mining from params with an EAGLE head as the proposer: Algorithm 1 tests the head's guesses."""
+
+from helpers import write_params
+
+from autojudge.io import read_json
+from autojudge.mining.run import mine_from_params
+from autojudge.mining.shards import load_shard
+from autojudge.models.runtime import pair_from, predictor_from
+from autojudge.params import load_params
+
+
+def test_an_eagle_pair_mines_the_heads_mismatches(repo, tmp_path, arith_dir, toy_eagle_head):
+    overrides = {
+        "pair.proposer": "eagle",
+        "pair.draft": str(toy_eagle_head),
+        "decoding.engine": "vllm",  # what an EAGLE pair decodes on (params.checks)
+        "mining.engine": "hf",
+        "mining.problems": 3,
+        "mining.max_response_tokens": 24,
+    }
+    params = load_params(write_params(repo, tmp_path, arith_dir, overrides))
+    summary = mine_from_params(params, 0, tmp_path / "shard")
+    assert summary.problems == 3 and summary.mismatches > 0
+    assert read_json(tmp_path / "shard" / "summary.json")["settings"]["proposer"] == "eagle"
+    predictor = predictor_from(pair_from(params))
+    for problem in load_shard(tmp_path / "shard"):
+        # the first tested mismatch is the head's first disagreement with the target's own response
+        guesses = predictor.predict([problem.prompt_ids], [problem.initial_response_ids])[0]
+        response = problem.initial_response_ids
+        first = next(i for i, (g, t) in enumerate(zip(guesses, response, strict=True)) if g != t)
+        mismatch = problem.mismatches[0]
+        assert (mismatch.position, mismatch.draft_token, mismatch.target_token) == (
+            first,
+            guesses[first],
+            response[first],
+        )
