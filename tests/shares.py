@@ -28,6 +28,7 @@ SHARES = {
             "tests/bench/test_vllm_bench.py",
             "tests/evaluation/test_serving.py",
             "tests/flows/test_deployment.py",
+            "tests/test_documented_commands.py",
             "tests/test_pipeline.py",
         ),
     ),

@@ -18,8 +18,11 @@ fails the test, naming its page:
 * ``docker compose -f <file>``: the file exists; ``prefect ...``: the deployments, flow name and work
   pools of prefect.yaml; ``mlflow ui --backend-store-uri``: the project's store; ``export``: variables.
 
-What this does not do: run the long or GPU commands (``make repro``, the presets' ``dvc repro``, the
-cluster's), and run each ``autojudge`` command for real (the cli tests run them with their own flags).
+Every documented ``autojudge`` command also runs for real, as typed (its ``[optional parts]`` left out), on
+a copy of what the suite's pipeline run leaves (``deployed_pipeline``), unless it is a template (a
+``<placeholder>`` or ``T`` stands for a value) or ``LONG`` names why it cannot run in a minute; presets run
+on the repository's own params.yaml, each undone with ``autojudge preset toy``. What this does not run: the
+long or GPU commands of other kinds (``make repro``, the presets' ``dvc repro``, the cluster's).
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import typer
@@ -42,6 +49,31 @@ ASSIGNMENT = re.compile(r"^[A-Z_][A-Z0-9_]*=\S*$")
 PLACEHOLDER = re.compile(r"<[^<>]+>")
 SERVERS = (("vllm", "serve"), ("python", "-m", "vllm.entrypoints.openai.api_server", "--model"))
 CPU_FLAGS = ("--max-model-len", "--enforce-eager", "--kv-cache-memory-bytes")
+# documented autojudge commands that do not run in a minute on the toy pair, and why
+LONG = {
+    ("toy", "train"): "retrains the toy pair (tens of minutes)",
+    ("toy", "measure"): "decodes every source's test split",
+    ("bench",): "timed benchmarks (minutes)",
+    ("finetune",): "the real SmolLM2 target (hours)",
+}
+# documented outcomes besides success: a promotion the gate refuses, a rollback with nothing to roll back to
+REFUSALS = {"promote": (1, "not promoted:"), "promote --rollback": (2, "error: ")}
+# runs each command in one interpreter (the imports once), as the console script does: status and stderr
+DRIVER = """
+import contextlib, io, json, sys
+from autojudge.cli.app import main
+outcomes = []
+for words in json.loads(sys.argv[1]):
+    sys.argv, err = ["autojudge", *words], io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            main()
+            status = 0
+        except SystemExit as exit:
+            status = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
+    outcomes.append([status, err.getvalue()])
+print(json.dumps(outcomes))
+"""
 
 
 def commands(text: str) -> list[str]:
@@ -211,3 +243,61 @@ def test_the_documented_command_works_as_typed(page: str, command: str, recommen
 def test_a_command_that_does_not_exist_fails(command: str, recommended: set[str]) -> None:
     with pytest.raises(Exception):  # noqa: B017 -- the command line's own error types are typer's vendored click's
         check(command, recommended)
+
+
+def runnable() -> list[list[str]]:
+    """The documented autojudge commands to run for real, once each, in page order: not a template (a
+    ``<placeholder>`` or ``T`` stands for a value) and not ``LONG``; ``[optional parts]`` left out."""
+    runs = []
+    for command in dict.fromkeys(c for _, c in documented() if c.startswith("autojudge ")):
+        words = _variants(shlex.split(command)[1:])[0]
+        template = any(PLACEHOLDER.fullmatch(w) or re.fullmatch(r"[A-Z]", w) for w in words)
+        if not template and not any(tuple(words[: len(key)]) == key for key in LONG):
+            runs.append(words)
+    return runs
+
+
+def check_outcome(words: list[str], status: int, stderr: str) -> None:
+    """Success, or a documented refusal (``REFUSALS``) in its own line; never a traceback."""
+    typed = shlex.join(["autojudge", *words])
+    assert "Traceback" not in stderr, f"`{typed}`: {stderr[-2000:]}"
+    refusal = REFUSALS.get("promote --rollback" if "--rollback" in words else words[0])
+    if status and refusal:
+        assert (status, stderr.startswith(refusal[1])) == (refusal[0], True), f"`{typed}`: {stderr}"
+    else:
+        assert status == 0, f"`{typed}` exited with {status}: {stderr[-2000:]}"
+
+
+def test_the_documented_autojudge_commands_run_on_the_pipelines_state(deployed_pipeline, tmp_path):
+    """Every runnable command but the presets, in one interpreter (``DRIVER``), on a copy of the checkout
+    the pipeline run left (its registry, heads, comparison and data)."""
+    commands = [words for words in runnable() if words[0] != "preset"]
+    assert {"eval", "promote", "params", "vllm"} <= {words[0] for words in commands}
+    checkout = shutil.copytree(
+        deployed_pipeline.workdir, tmp_path / "checkout", ignore=shutil.ignore_patterns(".dvc", ".git")
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", DRIVER, json.dumps(commands)],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    for words, (status, stderr) in zip(commands, json.loads(result.stdout.splitlines()[-1]), strict=True):
+        check_outcome(words, status, stderr)
+
+
+def test_the_documented_presets_apply_and_undo_on_the_repositorys_params(tmp_path):
+    """A preset rewrites params only: each runs as the console script on the repository's own params.yaml,
+    and ``autojudge preset toy`` after it leaves that file byte-identical."""
+    presets = [words for words in runnable() if words[0] == "preset"]
+    assert {words[1] for words in presets} >= {"gsm8k-llama", "smollm2-eagle", "toy"}
+    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    shutil.copytree(ROOT / "presets", tmp_path / "presets")
+    script = str(Path(sys.executable).parent / "autojudge")
+    for words in presets:
+        for step in (words, ["preset", "toy"]):
+            result = subprocess.run([script, *step], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+            check_outcome(step, result.returncode, result.stderr)
+        assert (tmp_path / "params.yaml").read_bytes() == (ROOT / "params.yaml").read_bytes()
