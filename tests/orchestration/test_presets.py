@@ -65,16 +65,25 @@ def test_the_fine_tuned_preset_chains_convert_finetune_and_distill(project):
     assert params.compare.limit >= 200 and params.decoding.engine == "vllm"
 
 
-def test_the_eagle_preset_is_the_fine_tuned_one_with_a_head_for_its_target(project):
-    """smollm2-eagle adds stage eagle to smollm2-arith and changes nothing else (its pair still drafts with
-    the distilled draft: the header says what the pipeline lacks to draft with the head)."""
+def test_the_eagle_preset_is_the_fine_tuned_one_drafting_with_a_head_for_its_target(project):
+    """smollm2-eagle is smollm2-arith plus stage eagle, its pair drafting with that stage's head; nothing
+    else changes."""
     raw, params = merged_params(project, "smollm2-eagle")
     fine_tuned, _ = merged_params(project, "smollm2-arith")
     raw.pop("eagle"), fine_tuned.pop("eagle")
+    pair, fine_tuned_pair = raw.pop("pair"), fine_tuned.pop("pair")
     assert raw == fine_tuned
+    drafting = ("name", "proposer", "draft")
+    assert {k: v for k, v in pair.items() if k not in drafting} == {
+        k: v for k, v in fine_tuned_pair.items() if k not in drafting
+    }
     ((name, eagle),) = params.eagle.items()
     assert name == "smollm2-arith" and eagle.target == params.pair.target == params.finetune[name].out
-    assert eagle.out not in (params.pair.draft, params.pair.target) and eagle.task == params.task.name
+    assert (params.pair.proposer, params.pair.draft) == (
+        "eagle",
+        eagle.out,
+    ) and eagle.task == params.task.name
+    assert pair["name"] != fine_tuned_pair["name"]  # its heads are registered under their own names
     assert eagle.eval_split == "validation" and eagle.max_response_tokens <= params.mining.vllm.max_model_len
     assert eagle.patience * eagle.eval_every < eagle.steps  # early stopping can end it before the cap
 
