@@ -94,9 +94,9 @@ def load_pair(
 ) -> ModelPair:
     """Load and validate a pair: both paths exist, and a draft model's tokenizer is the target's (an EAGLE
     head, ``proposer`` eagle, reads the target's tokens and must fit its hidden size)."""
-    draft_tokenizer = None if proposer == "eagle" else load_tokenizer(draft_path, "draft")
     target_tokenizer = load_tokenizer(target_path, "target")
-    if draft_tokenizer is not None:
+    if proposer != "eagle":
+        draft_tokenizer = load_tokenizer(draft_path, "draft")
         check_same_tokenizer(draft_tokenizer, target_tokenizer, Path(draft_path), Path(target_path))
     torch_dtype = resolve_dtype(dtype)
     target = load_causal_lm(target_path, torch_dtype, device, "target")

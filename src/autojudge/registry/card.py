@@ -102,7 +102,7 @@ def card_markdown(card: dict) -> str:
     lines = [
         f"# {card['model_name']}",
         "",
-        f"Judge head for speculative decoding with {PROPOSER_NAMES[card['pair'].get('proposer', 'draft_model')]} "
+        f"Judge head for speculative decoding with {PROPOSER_NAMES[card['pair']['proposer']]} "
         f"`{card['pair']['draft']}` and target "
         f"`{card['pair']['target']}` on task **{card['task']['name']}**. Where the draft's token differs from "
         f"the target's choice, the head estimates p(important) from hidden states ({head['features']}, "
