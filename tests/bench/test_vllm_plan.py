@@ -10,6 +10,7 @@ from autojudge.bench.vllm_plan import (
     recommendations,
     runs_at,
     speculative_settings,
+    tuning_passes,
 )
 from autojudge.errors import InputError
 from autojudge.params import BenchParams
@@ -30,6 +31,12 @@ def test_settings_and_plan_checks() -> None:
         InputError, match=r"bench\.accuracy_problems 64 need 64 problems, but split 'test' has 24"
     ):
         check_plan(bench.model_copy(update={"accuracy_problems": 64}), 24)
+
+
+def test_one_window_has_no_tuning_pass() -> None:
+    bench = BenchParams()
+    assert tuning_passes(bench) == bench.tuning_repeats == 1  # windows [1, 8]: one pass chooses
+    assert tuning_passes(bench.model_copy(update={"windows": [8], "tuning_repeats": 3})) == 0
 
 
 def _served(setting: str, method: str, config: dict | None) -> dict:

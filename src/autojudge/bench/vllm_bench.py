@@ -16,7 +16,7 @@ Protocol (the AutoJudge paper, section 4.3 and appendix G, with an honest baseli
   setting's window is chosen per batch size by the median tokens/s of its ``tuning_repeats``
   passes only; the figures reported for it come from its other ``repeats`` passes at that window,
   so the choice and the report use different repeats (a window picked on the timed passes would
-  favour whichever window got lucky).
+  favour whichever window got lucky); with one window there is nothing to choose and no tuning pass).
 * Batch sizes ``batch_sizes`` (requests per ``generate`` call; 1 is always one of them).
 * Per engine: one untimed warm-up pass per setting (largest batch size), then
   ``tuning_repeats + repeats`` rounds, each timing one pass of every setting at every batch size,
@@ -79,6 +79,7 @@ from autojudge.bench.vllm_plan import (
     recommendations,
     runs_at,
     speculative_settings,
+    tuning_passes,
 )
 from autojudge.errors import AutoJudgeError
 
@@ -283,7 +284,7 @@ def _measured(
 ) -> Measured:
     """Every setting of ``decoders`` timed on ``llm`` (one engine, shut down afterwards)."""
     try:
-        measured = run(decoders, bench.tuning_repeats)
+        measured = run(decoders, tuning_passes(bench))
     finally:
         llm.llm_engine.engine_core.shutdown()
     measured.runners = dict.fromkeys(decoders, runner)

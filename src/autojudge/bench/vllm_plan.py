@@ -101,6 +101,11 @@ def check_plan(bench: Any, split_problems: int | None = None) -> None:
         raise InputError("; ".join(problems))
 
 
+def tuning_passes(bench: Any) -> int:
+    """Tuning passes per setting: ``bench.tuning_repeats``, or none when ``bench.windows`` leaves nothing to choose."""
+    return bench.tuning_repeats if len(bench.windows) > 1 else 0
+
+
 def header(bench: Any, problems: int, accuracy_problems: int) -> dict[str, Any]:
     """What was run, on which machine, when."""
     from autojudge.bench.machine import processor_name
@@ -113,7 +118,7 @@ def header(bench: Any, problems: int, accuracy_problems: int) -> dict[str, Any]:
         "accuracy_problems": accuracy_problems,
         "windows": list(bench.windows),
         "batch_sizes": sorted(bench.batch_sizes),
-        "tuning_repeats": bench.tuning_repeats,
+        "tuning_repeats": tuning_passes(bench),
         "repeats": bench.repeats,
         "bootstrap_samples": bench.bootstrap_samples,
         "seed": bench.seed,

@@ -207,6 +207,17 @@ def _ratio_sentence(figures: dict[str, Any]) -> str:
     return f"{ci(figures)}x ({figures['verdict']})"
 
 
+def _window_choice(section: dict[str, Any]) -> str:
+    """How each setting's window was chosen, and how many passes its figures are the median of."""
+    timed = f"the figures are medians of {section['repeats']} timed pass(es)"
+    if section["tuning_repeats"] == 0:
+        return f"Every setting at window {section['windows'][0]}: {timed}, after a warm-up."
+    return (
+        f"Per setting and batch size, the window (of {section['windows']}) is the fastest on "
+        f"{section['tuning_repeats']} tuning pass(es); {timed} further at that window, after a warm-up."
+    )
+
+
 def section_markdown(section: dict[str, Any]) -> list[str]:
     """Protocol, headline with intervals, speed and energy tables, and (when short of the ratio) why."""
     headline, overhead = section["headline"], section["judge_overhead"]
@@ -223,9 +234,7 @@ def section_markdown(section: dict[str, Any]) -> list[str]:
     overhead_ci = overhead["percent_interval"]
     lines = [
         f"{section['date']}, {section['machine']}: {section['problems']} timed problems at batch sizes "
-        f"{section['batch_sizes']}. Per setting and batch size, the window (of {section['windows']}) is the "
-        f"fastest on {section['tuning_repeats']} tuning pass(es); the figures are medians of "
-        f"{section['repeats']} further timed pass(es) at that window, after a warm-up. Accuracy on the first "
+        f"{section['batch_sizes']}. {_window_choice(section)} Accuracy on the first "
         f"{section['accuracy_problems']} problems (largest batch size, untimed). Intervals: 95% paired "
         "bootstrap over problems "
         f"({section['bootstrap_samples']} samples, seed {section['seed']}).",
