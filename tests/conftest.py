@@ -187,29 +187,18 @@ def vllm_target_engine(params):
 
 
 @pytest.fixture(scope="session")
-def served_target(repo, params, tmp_path_factory):
-    """`vllm serve` of the toy pair: draft-model SD with the judge plugin on (engine rule ``exact``).
-
-    Its greedy continuations are the target's; a request may pick another rule through ``vllm_xargs``.
-    Yields the base URL (``.../v1``).
+def served_target(repo, tmp_path_factory):
+    """The README's CPU serving command, started as printed in the repository (its relative paths), on
+    loopback: draft-model SD with the plugin on, serving the toy comparison's recommended rule; a request
+    may pick another rule through ``vllm_xargs``.
     """
-    from helpers import cpu_server_arguments, vllm_server
+    from helpers import Served, vllm_server
+    from test_documented_commands import started_server
 
-    vllm = params.mining.vllm
-    speculative = {
-        "method": "draft_model",
-        "model": str(repo / params.pair.draft),
-        "num_speculative_tokens": 8,
-        "max_model_len": vllm.max_model_len,
-    }
-    arguments = [
-        str(repo / params.pair.target), "--served-model-name", "target", "--dtype", "float32",
-        *cpu_server_arguments(params),
-        "--speculative-config", json.dumps(speculative),
-        "--additional-config", json.dumps({"autojudge": {"rule": "exact"}}),
-    ]  # fmt: skip
-    with vllm_server(arguments, tmp_path_factory.mktemp("vllm-serve") / "server.log") as url:
-        yield url
+    words = started_server()
+    rule = json.loads(words[words.index("--additional-config") + 1])["autojudge"]["rule"]
+    with vllm_server(words[4:], tmp_path_factory.mktemp("vllm-serve") / "server.log", repo) as url:
+        yield Served(url, words[4], rule)
 
 
 @pytest.fixture(scope="session")

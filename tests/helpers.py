@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,15 @@ def server_process(
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
+
+
+@dataclass(frozen=True)
+class Served:
+    """A vLLM server the suite started: its base URL (``.../v1``), model name and engine rule."""
+
+    url: str
+    model: str
+    rule: str
 
 
 @contextmanager

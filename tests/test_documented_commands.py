@@ -12,7 +12,8 @@ fails the test, naming its page:
   its model and draft paths exist, its ``--speculative-config`` is JSON and its ``--additional-config``
   passes the plugin's own parser; a command serving a comparison's recommendation is printed verbatim by
   the committed ``plots/<task>/compare.md`` (whose CPU form tests/evaluation/test_serving.py starts as
-  printed), and a CPU-build command carries the flags that build needs.
+  printed), and a CPU-build command carries the flags that build needs and is the README's, which the suite
+  starts as printed and asks for completions (``served_target``, tests/vllm_plugin/test_server.py).
 * ``make <target>``: a target of the Makefile; ``dvc repro [stage[@key]]``: a stage of dvc.yaml whose
   ``@key`` is an entry of its ``foreach`` params in params.yaml or a preset.
 * ``docker compose -f <file>``: the file exists; ``prefect ...``: the deployments, flow name and work
@@ -55,6 +56,7 @@ LONG = {
     ("toy", "measure"): "decodes every source's test split",
     ("bench",): "timed benchmarks (minutes)",
     ("finetune",): "the real SmolLM2 target (hours)",
+    ("eagle", "train"): "an EAGLE head for the real SmolLM2 target (an hour)",
 }
 # documented outcomes besides success: a promotion the gate refuses, a rollback with nothing to roll back to
 REFUSALS = {"promote": (1, "not promoted:"), "promote --rollback": (2, "error: ")}
@@ -143,8 +145,18 @@ def check_server(words: list[str], recommended: set[str]) -> None:
     parse_config(plugin)
     if not gpu:
         assert all(flag in words for flag in CPU_FLAGS), f"the CPU build needs {CPU_FLAGS}"
+        assert words == started_server(), "not the CPU command the suite starts (conftest's served_target)"
     if "judge_head" not in plugin:  # a comparison's recommendation, printed by compare.md
         assert shlex.join(words) in recommended, "no committed plots/<task>/compare.md prints this command"
+
+
+def started_server() -> list[str]:
+    """The README's CPU serving command, which conftest's ``served_target`` starts as printed."""
+    cpu = [
+        shlex.split(c) for page, c in documented() if page == "README.md" and c.startswith("python -m vllm")
+    ]
+    assert len(cpu) == 1, f"README.md shows {len(cpu)} CPU serving commands, the suite starts one"
+    return cpu[0]
 
 
 def _foreach_keys(source: str) -> set[str]:
@@ -243,6 +255,13 @@ def test_the_documented_command_works_as_typed(page: str, command: str, recommen
 def test_a_command_that_does_not_exist_fails(command: str, recommended: set[str]) -> None:
     with pytest.raises(Exception):  # noqa: B017 -- the command line's own error types are typer's vendored click's
         check(command, recommended)
+
+
+def test_a_cpu_server_the_suite_does_not_start_fails(recommended: set[str]) -> None:
+    words = started_server()
+    words[words.index("--kv-cache-memory-bytes") + 1] = "1073741824"
+    with pytest.raises(AssertionError, match="not the CPU command the suite starts"):
+        check(shlex.join(words), recommended)
 
 
 def runnable() -> list[list[str]]:

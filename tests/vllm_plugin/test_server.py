@@ -1,5 +1,6 @@
-"""Per-request control through vLLM's OpenAI server on loopback (`served_target`: plugin on, rule exact),
-and the lossy-accept counters on its ``/metrics``."""
+"""Per-request control through vLLM's OpenAI server on loopback (`served_target`: the README's CPU serving
+command as printed, the plugin serving the toy comparison's recommended rule), and the lossy-accept counters
+on its ``/metrics``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 import urllib.request
 
 import pytest
-from helpers import post_completion
+from helpers import Served, post_completion
 
 from autojudge.vllm_plugin.engine import accepted_beyond_exact
 
@@ -17,12 +18,15 @@ pytestmark = pytest.mark.slow
 PROBLEMS = 4
 
 
+EXACT = {"autojudge_rule": "exact"}
+
+
 def _complete(
-    url: str, prompt: list[int], max_tokens: int, xargs: dict | None, seed: int | None = None
+    served: Served, prompt: list[int], max_tokens: int, xargs: dict | None, seed: int | None = None
 ) -> tuple[int, dict]:
     """Greedy with the target's logprobs, or sampled at temperature 1 with ``seed``."""
     body = {
-        "model": "target",
+        "model": served.model,
         "prompt": prompt,
         "max_tokens": max_tokens,
         "temperature": 0.0,
@@ -33,26 +37,45 @@ def _complete(
         body.update(temperature=1.0, seed=seed, logprobs=None)
     if xargs is not None:
         body["vllm_xargs"] = xargs
-    return post_completion(url, body)
+    return post_completion(served.url, body)
 
 
 def _tokens(choice: dict) -> list[int]:
     return [int(token.removeprefix("token_id:")) for token in choice["logprobs"]["tokens"]]
 
 
+COUNTER = re.compile(
+    r'^autojudge_(lossy_accepted|verified_draft)_tokens_total\{rule="([^"]+)"\} (\S+)$', re.M
+)
+
+
+def _counters(served: Served) -> dict[tuple[str, str], float]:
+    """The server's autojudge counters: (lossy_accepted | verified_draft, rule) -> value."""
+    with urllib.request.urlopen(f"{served.url.removesuffix('/v1')}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    return {(kind, rule): float(value) for kind, rule, value in COUNTER.findall(text)}
+
+
+def _moved(served: Served, before: dict, kind: str, rule: str) -> float:
+    return _counters(served).get((kind, rule), 0.0) - before.get((kind, rule), 0.0)
+
+
 def test_a_request_picks_its_rule_and_sees_what_it_accepted(served_target, toy_target_greedy, toy_pair):
+    """A request that names no rule is verified by the engine's (the page's recommendation, counted under its
+    name); ``exact`` gives the target's greedy tokens; top-K over the whole vocabulary accepts beyond them."""
     vocabulary = len(toy_pair.tokenizer)
     beyond = 0
     for _, prompt, expected in toy_target_greedy.items[:PROBLEMS]:
         cap = toy_target_greedy.max_new_tokens
+        before = _counters(served_target)
         status, plain = _complete(served_target, prompt, cap, None)
         assert status == 200, plain
-        status, exact = _complete(served_target, prompt, cap, {"autojudge_rule": "exact"})
+        assert _moved(served_target, before, "verified_draft", served_target.rule) > 0
+        status, exact = _complete(served_target, prompt, cap, EXACT)
         assert status == 200, exact
-        for response in (plain, exact):
-            choice = response["choices"][0]
-            assert _tokens(choice)[: len(expected)] == expected[: len(_tokens(choice))]
-            assert accepted_beyond_exact(choice["logprobs"]) == 0
+        choice = exact["choices"][0]
+        assert _tokens(choice)[: len(expected)] == expected[: len(_tokens(choice))]
+        assert accepted_beyond_exact(choice["logprobs"]) == 0
         status, lossy = _complete(
             served_target, prompt, cap, {"autojudge_rule": "topk", "autojudge_top_k": vocabulary}
         )
@@ -86,22 +109,6 @@ def test_a_rule_the_engine_cannot_serve_is_an_http_400(served_target, toy_target
     assert reason in json.dumps(body).replace("\\'", "'").replace('\\"', '"'), body
 
 
-COUNTER = re.compile(
-    r'^autojudge_(lossy_accepted|verified_draft)_tokens_total\{rule="([^"]+)"\} (\S+)$', re.M
-)
-
-
-def _counters(url: str) -> dict[tuple[str, str], float]:
-    """The server's autojudge counters: (lossy_accepted | verified_draft, rule) -> value."""
-    with urllib.request.urlopen(f"{url.removesuffix('/v1')}/metrics", timeout=30) as response:
-        text = response.read().decode()
-    return {(kind, rule): float(value) for kind, rule, value in COUNTER.findall(text)}
-
-
-def _moved(url: str, before: dict, kind: str, rule: str) -> float:
-    return _counters(url).get((kind, rule), 0.0) - before.get((kind, rule), 0.0)
-
-
 def test_the_metrics_count_lossy_accepts_by_rule(served_target, toy_pair, arith_task, params):
     from autojudge.models.prompts import encode_prompt
 
@@ -111,10 +118,10 @@ def test_the_metrics_count_lossy_accepts_by_rule(served_target, toy_pair, arith_
         for e in arith_task.load_split("test", 2)
     ]
     lossy = {"autojudge_rule": "topk", "autojudge_top_k": len(toy_pair.tokenizer)}
-    for xargs, seed in ((None, None), ({"autojudge_rule": "exact"}, 3)):  # the engine's rule: exact
+    for seed in (None, 3):  # greedy, then sampled
         before = _counters(served_target)
         for prompt in prompts:
-            assert _complete(served_target, prompt, cap, xargs, seed)[0] == 200
+            assert _complete(served_target, prompt, cap, EXACT, seed)[0] == 200
         assert _moved(served_target, before, "verified_draft", "exact") > 0
         assert _moved(served_target, before, "lossy_accepted", "exact") == 0
         assert _moved(served_target, before, "lossy_accepted", "topk") == 0
