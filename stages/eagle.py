@@ -1,11 +1,11 @@
-"""DVC stage eagle: an EAGLE head for a real target, trained on its greedy responses (resumable)."""
+"""DVC stage eagle: the committed EAGLE head of a real target, checked against its entry and installed."""
 
-from autojudge.models.eagle_stage import build_eagle
+from autojudge.models.eagle_stage import install_eagle
 from autojudge.orchestration.stage import run_entry_stage
 
 
 def eagle(params, spec, name) -> dict:
-    return build_eagle(spec, params.pair.chat_template, params.mining.vllm, name)
+    return install_eagle(spec, name)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-COMMANDS = ("eval", "promote", "preset", "interval", "toy", "bench", "vllm", "finetune", "params")
+COMMANDS = ("eval", "promote", "preset", "interval", "toy", "bench", "vllm", "finetune", "eagle", "params")
 
 
 def test_app_lists_every_command_in_order_without_importing_heavy_modules():
@@ -30,3 +30,10 @@ def test_bad_input_is_one_clear_line_and_status_2(autojudge, tmp_path):
     result = autojudge("eval", "--params", str(tmp_path / "params.yaml"), cwd=tmp_path)
     assert result.returncode == 2
     assert "data file not found: nowhere/test.jsonl" in result.stderr
+
+    (tmp_path / "params.yaml").write_text("{}\n")  # the toy defaults: no real target to train for
+    result = autojudge(
+        "eagle", "train", "--name", "nope", "--params", str(tmp_path / "params.yaml"), cwd=tmp_path
+    )
+    assert result.returncode == 2
+    assert "params eagle has no entry 'nope' (has [])" in result.stderr

@@ -1,4 +1,5 @@
-"""Stage eagle's work on the committed toy target: responses kept, the head trained, resumed, saved for vLLM."""
+"""EAGLE heads on the committed toy target: trained into their head directory (responses kept, resumed, read
+back), and installed by stage eagle only for the entry and target that made them."""
 
 import json
 import shutil
@@ -11,7 +12,7 @@ from autojudge.errors import InputError
 from autojudge.models import distilled_draft, eagle_training
 from autojudge.models.distilled_draft import responses_path
 from autojudge.models.eagle import agreement, load_head
-from autojudge.models.eagle_stage import build_eagle, response_examples, training_dir
+from autojudge.models.eagle_stage import RECORD, install_eagle, response_examples, train_eagle, training_dir
 from autojudge.models.pair import load_causal_lm
 from autojudge.models.prompts import encode_prompt
 from autojudge.models.tokenizer import load_tokenizer
@@ -41,16 +42,16 @@ def workdir(tmp_path, monkeypatch, arith_dir, repo, params):
     return tmp_path
 
 
-def _settings(repo, params, out, **changes) -> EagleParams:
+def _settings(repo, params, head, **changes) -> EagleParams:
     values = dict(
-        target=repo / params.pair.target, out=out, problems=24, eval_problems=6, max_response_tokens=24,
+        target=repo / params.pair.target, head=head, out=head.with_name("installed"), problems=24, eval_problems=6, max_response_tokens=24,
         engine="hf", steps=12, batch_size=6, learning_rate=3e-3, eval_every=4, checkpoint_every=4, patience=5,
     )  # fmt: skip
     return EagleParams(**{**values, **changes})
 
 
 def _build(settings: EagleParams) -> dict:
-    return build_eagle(settings, False, VllmParams(), "toy")
+    return train_eagle(settings, False, VllmParams(), "toy")
 
 
 def test_the_head_is_trained_on_the_targets_responses_and_saved_beside_its_training_state(
@@ -61,9 +62,10 @@ def test_the_head_is_trained_on_the_targets_responses_and_saved_beside_its_train
     assert sorted(p.name for p in (workdir / "models").iterdir()) == [
         "eagle", "eagle.responses.json", "eagle.training",
     ]  # fmt: skip
-    assert sorted(p.name for p in settings.out.iterdir()) == ["config.json", "model.safetensors"]
-    assert sorted(p.name for p in training_dir(settings.out).iterdir()) == ["checkpoint.pt", "curve.json"]
-    kept = json.loads(responses_path(settings.out).read_text())
+    assert sorted(p.name for p in settings.head.iterdir()) == ["config.json", "model.safetensors", RECORD]
+    assert sorted(p.name for p in training_dir(settings.head).iterdir()) == ["checkpoint.pt", "curve.json"]
+    assert json.loads((settings.head / RECORD).read_text()) == summary
+    kept = json.loads(responses_path(settings.head).read_text())
     assert len(kept["train"]) == 24 and len(kept["evaluation"]) == 6
     assert kept["made_by"]["splits"]["evaluation"] == ["validation", 6]  # early stopping reads validation
 
@@ -71,21 +73,41 @@ def test_the_head_is_trained_on_the_targets_responses_and_saved_beside_its_train
     assert list(summary["agreement_curve"]) == ["0", "4", "8", "12"]
     assert summary["held_out_agreement"] > summary["agreement_before_training"]
     assert summary["held_out_agreement"] == round(max(summary["agreement_curve"].values()), 4)
-    weights = load_file(settings.out / "model.safetensors")
+    weights = load_file(settings.head / "model.safetensors")
     assert summary["parameters"] == sum(t.numel() for t in weights.values())
     assert summary["head_bytes"] > 4 * summary["parameters"]  # float32 weights and the config
     assert summary["train_responses"] == 24 and summary["held_out_positions"] > 0
 
     target = load_causal_lm(settings.target, torch.float32, role="target")
     held_out = response_examples(target, [tuple(row) for row in kept["evaluation"]], 8)
-    head = load_head(settings.out, target)
+    head = load_head(settings.head, target)
     assert round(agreement(head, held_out), 4) == summary["held_out_agreement"]
 
+    figures = install_eagle(settings, "toy")  # stage eagle: the same head where vLLM loads it, in seconds
+    assert figures == {k: v for k, v in summary.items() if k != "made_by"}
+    assert sorted(p.name for p in settings.out.iterdir()) == ["config.json", "model.safetensors"]
+    assert (settings.out / "model.safetensors").read_bytes() == (
+        settings.head / "model.safetensors"
+    ).read_bytes()
+    with pytest.raises(
+        InputError, match=r"eagle\.toy: the head in \S+ was trained with other learning_rate than"
+    ):
+        install_eagle(settings.model_copy(update={"learning_rate": 1e-3}), "toy")
+    other_target = settings.model_copy(update={"target": repo / params.pair.draft})
+    with pytest.raises(
+        InputError, match=r"with other target than this entry and its target give: `autojudge eagle"
+    ):
+        install_eagle(other_target, "toy")
+    with pytest.raises(
+        InputError, match=r"eagle\.toy: \S+ holds no trained head .* `autojudge eagle train --name toy`"
+    ):
+        install_eagle(settings.model_copy(update={"head": workdir / "none"}), "toy")
 
-def test_an_interrupted_stage_resumes_from_its_training_state_and_a_finished_one_is_read_back(
+
+def test_an_interrupted_training_resumes_from_its_state_and_a_finished_one_is_read_back(
     workdir, repo, params, monkeypatch, capsys
 ):
-    """The stage's layout around the training loop (that a resumed run ends as an uninterrupted one is
+    """The command's layout around the training loop (that a resumed run ends as an uninterrupted one is
     ``test_eagle.py``'s): the checkpoint beside the head, no head before the end, a finished run read back."""
     calls = []
     real_loss = eagle_training._loss
@@ -101,11 +123,11 @@ def test_an_interrupted_stage_resumes_from_its_training_state_and_a_finished_one
     with pytest.raises(KeyboardInterrupt):
         _build(interrupted)
     monkeypatch.setattr(eagle_training, "_loss", real_loss)
-    assert not interrupted.out.exists()  # no head until the run ends
+    assert not interrupted.head.exists()  # no head until the run ends
     resumed = _build(interrupted)
     assert "checkpoint.pt at step 4\n" in capsys.readouterr().out
     assert resumed["resumed_from_step"] == 4 and resumed["steps"] == 12
-    assert (interrupted.out / "model.safetensors").is_file()
+    assert (interrupted.head / "model.safetensors").is_file()
 
     again = _build(interrupted)  # finished: read back, nothing trained
     assert again["resumed_from_step"] == 12 and again["seconds_per_step"] is None

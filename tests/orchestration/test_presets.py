@@ -3,6 +3,7 @@ the user's own file with the preset merged in, which DVC and the stages read, an
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from dvc.repo import Repo
 from dvc.stage import Stage
 
 from autojudge.errors import InputError
+from autojudge.models.eagle_stage import RECORD, trained_with
 from autojudge.models.runtime import pair_from, task_from
 from autojudge.orchestration.dvc_stages import tool_env
 from autojudge.orchestration.presets import (
@@ -65,9 +67,9 @@ def test_the_fine_tuned_preset_chains_convert_finetune_and_distill(project):
     assert params.compare.limit >= 200 and params.decoding.engine == "vllm"
 
 
-def test_the_eagle_preset_is_the_fine_tuned_one_drafting_with_a_head_for_its_target(project):
-    """smollm2-eagle is smollm2-arith plus stage eagle, its pair drafting with that stage's head; nothing
-    else changes."""
+def test_the_eagle_preset_is_the_fine_tuned_one_drafting_with_a_head_for_its_target(project, repo):
+    """smollm2-eagle is smollm2-arith plus stage eagle, its pair drafting with that stage's head (the committed
+    one, made with the entry's settings); nothing else changes."""
     raw, params = merged_params(project, "smollm2-eagle")
     fine_tuned, _ = merged_params(project, "smollm2-arith")
     raw.pop("eagle"), fine_tuned.pop("eagle")
@@ -86,6 +88,8 @@ def test_the_eagle_preset_is_the_fine_tuned_one_drafting_with_a_head_for_its_tar
     assert pair["name"] != fine_tuned_pair["name"]  # its heads are registered under their own names
     assert eagle.eval_split == "validation" and eagle.max_response_tokens <= params.mining.vllm.max_model_len
     assert eagle.patience * eagle.eval_every < eagle.steps  # early stopping can end it before the cap
+    record = json.loads((repo / eagle.head / RECORD).read_text())["made_by"]  # stage eagle checks it whole
+    assert {k: v for k, v in record.items() if k != "target"} == trained_with(eagle)
 
 
 @pytest.mark.parametrize("name", REAL_PRESETS)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import typer
 
 from autojudge.cli import bench, evaluate, plugin, presets, registry, toy
+from autojudge.cli.eagle import eagle_app
 from autojudge.cli.finetune import finetune_app
 from autojudge.cli.params import params_app
 from autojudge.errors import AutoJudgeError
@@ -21,6 +22,7 @@ app.add_typer(toy.toy_app, name="toy")
 app.add_typer(bench.bench_app, name="bench")
 app.add_typer(plugin.vllm_app, name="vllm")
 app.add_typer(finetune_app, name="finetune")
+app.add_typer(eagle_app, name="eagle")
 app.add_typer(params_app, name="params")
 
 

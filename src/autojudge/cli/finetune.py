@@ -7,23 +7,12 @@ from typing import Annotated
 
 import typer
 
-from autojudge.errors import AutoJudgeError
+from autojudge.cli.options import params_entry
 from autojudge.io import write_json
 
 finetune_app = typer.Typer(
     no_args_is_help=True, help="Fine-tuned targets: train the LoRA adapter, measure the merged target."
 )
-
-
-def _entry(params: Path, name: str):
-    from autojudge.params import load_params
-
-    settings = load_params(params)
-    if name not in settings.finetune:
-        raise AutoJudgeError(
-            f"{params}: params finetune has no entry {name!r} (has {sorted(settings.finetune)})"
-        )
-    return settings, settings.finetune[name]
 
 
 @finetune_app.command("train")
@@ -38,7 +27,7 @@ def train(
     `dvc repro finetune@<name>` merges it."""
     from autojudge.models.finetuned_target import train_target_adapter
 
-    settings, entry = _entry(params, name)
+    settings, entry = params_entry(params, "finetune", name)
     if steps is not None:
         entry = entry.model_copy(update={"steps": steps})
     summary = train_target_adapter(entry, settings.pair.chat_template)
@@ -61,7 +50,7 @@ def measure(
     from autojudge.evaluation.stats import mean_of_first, paired_bootstrap
     from autojudge.models.finetuned_target import measure_target
 
-    settings, entry = _entry(params, name)
+    settings, entry = params_entry(params, "finetune", name)
     figures = measure_target(entry, settings.pair.chat_template, split, limit)
     figures["accuracy_ci95"] = {}
     for split_name, rows in figures["per_problem"].items():

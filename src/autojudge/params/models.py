@@ -62,10 +62,11 @@ class DistillParams(ResponsesParams):
 
 
 class EagleParams(ResponsesParams):
-    """An EAGLE head for a Llama target trained on its greedy responses (stage eagle): the head in ``out``
-    (vLLM's ``speculative_config`` model with method ``eagle``), the resumable training state in
-    ``<out>.training``."""
+    """An EAGLE head for a Llama target trained on its greedy responses: ``autojudge eagle train`` trains it
+    into ``head`` (committed; the resumable training state in ``<head>.training``), stage eagle checks it
+    against this entry and copies it to ``out`` (vLLM's ``speculative_config`` model with method ``eagle``)."""
 
+    head: Path  # the trained head, committed: config.json, model.safetensors, training.json
     eval_split: str = "validation"  # held-out agreement: the best step and early stopping
     eval_problems: PositiveInt = 60
     batch_size: PositiveInt = 8
