@@ -17,7 +17,7 @@ def compare(params, args) -> None:
     primary = load_params(args.params).task.name == params.task.name
     # absent: selfjudge.enabled false
     selfjudge = args.selfjudge_head if primary and args.selfjudge_head.is_file() else None
-    result, rows = compare_methods(params, args.head, selfjudge)
+    result, rows = compare_methods(params, args.head, selfjudge, args.kept)
     files = {"judge": args.head, **({"selfjudge": selfjudge} if selfjudge else {})}
     result["serving"] = recommendations(result, params, head_locations(files, files))
     for split, split_rows in rows.items():
@@ -34,4 +34,5 @@ if __name__ == "__main__":
     parser.add_argument("--selfjudge-head", type=Path, default=Path("selfjudge/head/head.safetensors"))
     parser.add_argument("--metrics", type=Path, default=Path("metrics/compare.json"))
     parser.add_argument("--plots", type=Path, default=Path("plots"))
+    parser.add_argument("--kept", type=Path, help="keep every decode here; a rerun reads them back")
     run_stage("compare", compare, parser)

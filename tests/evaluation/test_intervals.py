@@ -5,64 +5,24 @@ exactly from the stored per-problem figures."""
 import json
 
 import pytest
-import torch
+from fake_comparison import fake_run_settings, fake_scores, toy_head
 
 import autojudge.evaluation.comparison_decode as comparison_decode
 import autojudge.evaluation.crossdomain_decode as crossdomain_decode
 from autojudge.errors import InputError
 from autojudge.evaluation.intervals import load_stored, recompute
-from autojudge.evaluation.scoring import EvalSummary
 from autojudge.evaluation.sweep import ProblemFigures, figure_columns, figures_from_columns
-from autojudge.features.spec import FeatureSpec
-from autojudge.heads.artifact import JudgeHead
 from autojudge.io import write_json
-
-N = 30
-
-
-def _head(threshold: float = 0.5) -> JudgeHead:
-    return JudgeHead(
-        torch.ones(2), 0.0, threshold, FeatureSpec("target", 2, 2), "toy", "arith", "h",
-        {"thresholds_by_recall": {"0.99": 0.1, "0.7": 0.6}},
-    )  # fmt: skip
-
-
-def _problems(setting) -> list[ProblemFigures]:
-    """Figures that vary per problem (so that intervals are not points): the target misses every tenth
-    problem, speculative settings miss as many others, and their passes follow the setting's MAT."""
-    mat = 1.0 + setting.threshold + setting.k + 2 * (setting.method == "exact") + 0.3 * len(setting.method)
-    passes = 60 if setting.method == "target" else round(60 / mat)
-    miss = 0 if setting.method in ("target", "exact") else 1 + len(setting.method) % 3
-    return [ProblemFigures(f"p{i}", i % 10 != miss, 60, passes + i % 3) for i in range(N)]
-
-
-def _fake_run_settings(params, settings, split, limit, head, more_heads=None, folds=None, loss_limit=None):
-    outcomes = []
-    for setting in settings:
-        problems = _problems(setting)
-        tokens, passes = sum(p.tokens for p in problems), sum(p.target_passes for p in problems)
-        accuracy = sum(p.correct for p in problems) / N
-        summary = EvalSummary(setting.name, N, accuracy, tokens / passes, tokens, passes, 0, 0.0)
-        outcomes.append((setting, summary, problems))
-    return outcomes
-
-
-def _fake_scores(params, heads):
-    """Sorted scores at four validation mismatches of every head and compared rule (no model decodes)."""
-    return {
-        m: torch.tensor([1.0, 2, 3, 4]) if m == "topk" else torch.linspace(0.1, 0.6, 4)
-        for m in [*heads, *params.compare.methods]
-    }
 
 
 @pytest.fixture
 def compare_file(params, tmp_path, monkeypatch):
     """compare.json as the stage writes it, from the fake decoder."""
-    monkeypatch.setattr(comparison_decode, "run_settings", _fake_run_settings)
-    monkeypatch.setattr(comparison_decode, "method_scores", _fake_scores)
+    monkeypatch.setattr(comparison_decode, "run_settings", fake_run_settings)
+    monkeypatch.setattr(comparison_decode, "method_scores", fake_scores)
     compare = params.compare.model_copy(update={"bootstrap_samples": 200, "seed": 3, "splits": ["test"]})
     result, _ = comparison_decode.compare_methods(
-        params.model_copy(update={"compare": compare}), _head().save(tmp_path / "head.safetensors"), None
+        params.model_copy(update={"compare": compare}), toy_head().save(tmp_path / "head.safetensors"), None
     )
     write_json(tmp_path / "compare.json", result)
     return tmp_path / "compare.json"
@@ -110,10 +70,10 @@ def test_every_interval_of_compare_json_comes_back_from_the_file_alone(compare_f
 
 
 def test_every_interval_of_crossdomain_json_comes_back_from_the_file_alone(params, tmp_path, monkeypatch):
-    monkeypatch.setattr(crossdomain_decode, "run_settings", _fake_run_settings)
+    monkeypatch.setattr(crossdomain_decode, "run_settings", fake_run_settings)
     settings = params.crossdomain.model_copy(update={"bootstrap_samples": 150, "seed": 7})
     heads = {
-        task: _head(0.2 + i / 10).save(tmp_path / f"{task}.safetensors")
+        task: toy_head(0.2 + i / 10).save(tmp_path / f"{task}.safetensors")
         for i, task in enumerate(params.tasks)
     }
     result = crossdomain_decode.cross_domain(params.model_copy(update={"crossdomain": settings}), heads)

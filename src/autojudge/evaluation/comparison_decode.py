@@ -2,7 +2,9 @@
 decoded with the pair, on the reference engine or vLLM.
 
 The protocol's choices, tables and verdicts live in :mod:`autojudge.evaluation.comparison`, which decodes
-nothing, so that the card and the reports read a comparison without the model stack.
+nothing, so that the card and the reports read a comparison without the model stack. Given a directory,
+every decode is kept there as it finishes and read back by a rerun of the same inputs
+(:mod:`autojudge.evaluation.decode_cache`): an interrupted comparison resumes.
 """
 
 from __future__ import annotations
@@ -12,15 +14,18 @@ from dataclasses import asdict
 from pathlib import Path
 
 from autojudge.evaluation.comparison import choose_points, chosen_settings, decision, split_table
-from autojudge.evaluation.early_stop import LossLimit
+from autojudge.evaluation.decode_cache import DecodeCache, Outcome, tree_digest
+from autojudge.evaluation.early_stop import LossLimit, Tally
 from autojudge.evaluation.grids import method_scores
 from autojudge.evaluation.rate_search import RateSearch
-from autojudge.evaluation.scoring import EvalSummary
 from autojudge.evaluation.setting import Setting
 from autojudge.evaluation.sweep import ProblemFigures, figure_columns, run_settings, summary_row
 from autojudge.heads.artifact import JudgeHead, load_head
 from autojudge.heads.out_of_fold import fold_heads_for
+from autojudge.models.pair import weights_digest
 from autojudge.params import Params
+
+Decode = Callable[..., tuple[list[Outcome], list[tuple[Setting, Tally]]]]
 
 
 def _columns(figures: dict[str, list[ProblemFigures]]) -> dict[str, dict[str, list]]:
@@ -28,18 +33,29 @@ def _columns(figures: dict[str, list[ProblemFigures]]) -> dict[str, dict[str, li
     return {name: figure_columns(problems) for name, problems in figures.items()}
 
 
-Outcome = tuple[Setting, EvalSummary, list[ProblemFigures]]
+def decode_inputs(params: Params, head: Path, selfjudge_head: Path | None) -> dict:
+    """What the comparison's decodes depend on (a kept decode of other inputs is never read back)."""
+    dumped = params.model_dump(mode="json")
+    source = Path(__file__).resolve().parents[1]  # the package: any change of code decodes anew
+    return {
+        "params": {key: dumped[key] for key in ("task", "pair", "decoding", "compare")},
+        "vllm": dumped["mining"]["vllm"],
+        "heads": tree_digest(head.parent, *([selfjudge_head] if selfjudge_head else [])),
+        "pair": [weights_digest(params.pair.draft), weights_digest(params.pair.target)],
+        "data": tree_digest(Path(params.task.data_dir)),
+        "source": tree_digest(source, pattern="*.py"),
+    }
 
 
 def _search_rates(
-    params: Params, heads: dict[str, JudgeHead], decode: Callable[..., list[Outcome]]
+    params: Params, heads: dict[str, JudgeHead], decode: Decode
 ) -> tuple[list[Outcome], list[dict]]:
     """The validation sweep: exact SD and target greedy, then every method's rate search
     (:class:`RateSearch`), round by round, each probe stopped once no budget can choose it. Returns the
     outcomes decoded to the end (exact SD, target greedy, probes) and a row per stopped probe."""
     settings = params.compare
     split, limit = settings.validation_split, settings.validation_limit
-    outcomes = decode([Setting("exact", settings.window), Setting("target")], split, limit)
+    outcomes, _ = decode([Setting("exact", settings.window), Setting("target")], split, limit)
     reference = [problem.correct for problem in outcomes[-1][2]]
     search = RateSearch(
         method_scores(params, heads), settings.rates, settings.budgets, settings.window, settings.refine
@@ -47,12 +63,11 @@ def _search_rates(
     stopped: list[dict] = []
     while probes := search.next_round():
         loss_limit = LossLimit(reference, max(settings.budgets)) if settings.early_stop else None
-        decoded = decode(probes, split, limit, loss_limit)
+        decoded, stopped_now = decode(probes, split, limit, loss_limit)
         for setting, _, figures in decoded:
             drop = (sum(reference) - sum(problem.correct for problem in figures)) / len(reference)
             search.record(setting, drop)
-        for index in sorted(loss_limit.stopped if loss_limit else ()):
-            setting, tally = probes[index], loss_limit.tallies[index]
+        for setting, tally in stopped_now:
             search.record(setting, None)
             stopped.append({"setting": setting.name, **asdict(setting), **asdict(tally), "stopped": True})
         outcomes += decoded
@@ -60,10 +75,11 @@ def _search_rates(
 
 
 def compare_methods(
-    params: Params, head: Path, selfjudge_head: Path | None
+    params: Params, head: Path, selfjudge_head: Path | None, kept: Path | None = None
 ) -> tuple[dict, dict[str, list[dict]]]:
     """The protocol on params.compare: the validation sweep, the chosen points on every test split, the
-    tables and verdicts; also every decoded row per split (``validation`` included) for the plots.
+    tables and verdicts; also every decoded row per split (``validation`` included) for the plots. Every
+    decode is kept in ``kept`` (when given) and read back from there by a rerun of the same inputs.
 
     ``problems`` keeps, per split (``validation`` included), every decoded setting's per-problem figures,
     so that any interval can be recomputed from the file alone (:mod:`autojudge.evaluation.intervals`)."""
@@ -73,9 +89,21 @@ def compare_methods(
         heads["selfjudge"], more_heads["selfjudge"] = load_head(selfjudge_head), selfjudge_head
     samples, seed = settings.bootstrap_samples, settings.seed
 
+    cache = DecodeCache(kept, decode_inputs(params, head, selfjudge_head)) if kept else None
+
     def decode(candidates: list[Setting], split: str, limit: int | None, loss_limit: LossLimit | None = None):
+        """The outcomes decoded to the end, in the candidates' order, and the probes the early stop cut."""
+        read_back, todo = cache.split(candidates, split, limit) if cache else ({}, candidates)
         folds = fold_heads_for(params, head.parent, split)
-        return run_settings(params, candidates, split, limit, head, more_heads, folds, loss_limit)
+        decoded = (
+            run_settings(params, todo, split, limit, head, more_heads, folds, loss_limit) if todo else []
+        )
+        if cache:
+            cache.keep(decoded, split, limit)
+        fresh = {outcome[0]: outcome for outcome in decoded}
+        ordered = [read_back.get(index) or fresh.get(s) for index, s in enumerate(candidates)]
+        cut = [(todo[i], loss_limit.tallies[i]) for i in sorted(loss_limit.stopped)] if loss_limit else []
+        return [outcome for outcome in ordered if outcome is not None], cut
 
     validated, stopped = _search_rates(params, heads, decode)
     validation_rows = [summary_row(setting, summary) for setting, summary, _ in validated]
@@ -103,7 +131,7 @@ def compare_methods(
     by_name = {row["setting"]: row for row in [*validation_rows, *stopped]}
     candidates = [setting for setting, _, _ in validated]
     for split in settings.splits:
-        outcomes = decode(chosen_settings(candidates, chosen), split, settings.limit)
+        outcomes, _ = decode(chosen_settings(candidates, chosen), split, settings.limit)
         figures = {setting.name: problems for setting, _, problems in outcomes}
         rows[split] = [summary_row(setting, summary) for setting, summary, _ in outcomes]
         table = split_table(chosen, figures, by_name, samples, seed)

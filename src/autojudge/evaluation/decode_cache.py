@@ -1,0 +1,81 @@
+"""The comparison's decodes kept on disk, so that a stopped compare stage resumes where it was.
+
+On a real pair the comparison decodes for an hour or more (every method's rate search on validation, then
+the chosen points on each test split). Each setting decoded to the end is written here as it finishes
+(one JSON file per split, problem limit and setting, written atomically); a rerun with the same inputs
+reads those back and decodes only the rest. What the decodes depend on is recorded in ``made_by.json``:
+the stage's parameters, the digests of the heads, the pair's weights, the task's data and the package's
+source. Any change there empties the directory first, so a kept decode is never one of other inputs.
+Probes that the early stop cut short are not kept (they are decoded again, and stop again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+from autojudge.evaluation.scoring import EvalSummary
+from autojudge.evaluation.setting import Setting
+from autojudge.evaluation.sweep import ProblemFigures
+from autojudge.io import read_json, write_json
+
+Outcome = tuple[Setting, EvalSummary, list[ProblemFigures]]
+MADE_BY = "made_by.json"
+
+
+def tree_digest(*paths: Path, pattern: str = "*") -> str:
+    """SHA-256 over the names (relative to their path) and bytes of the files under ``paths`` matching
+    ``pattern``; a missing path counts as empty."""
+    digest = hashlib.sha256()
+    for root in map(Path, paths):
+        files = [root] if root.is_file() else sorted(p for p in root.rglob(pattern) if p.is_file())
+        for path in files:
+            name = path.name if path == root else path.relative_to(root).as_posix()
+            digest.update(f"{name}\0".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class DecodeCache:
+    """Outcomes of ``made_by``'s decodes under ``directory``: kept as they finish, read back on a rerun."""
+
+    def __init__(self, directory: Path, made_by: dict) -> None:
+        self.directory = Path(directory)
+        record = self.directory / MADE_BY
+        if record.is_file() and read_json(record) != made_by:
+            shutil.rmtree(self.directory)
+            print(f"compare: {self.directory} held decodes of other inputs: removed")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        write_json(record, made_by)
+
+    def _path(self, split: str, limit: int | None, setting: Setting) -> Path:
+        key = json.dumps([split, limit, asdict(setting)], sort_keys=True)
+        return self.directory / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+
+    def split(
+        self, candidates: list[Setting], split: str, limit: int | None
+    ) -> tuple[dict[int, Outcome], list[Setting]]:
+        """The kept outcomes by candidate index, and the candidates still to decode (in order)."""
+        kept, todo = {}, []
+        for index, setting in enumerate(candidates):
+            path = self._path(split, limit, setting)
+            if path.is_file():
+                stored = read_json(path)
+                figures = [ProblemFigures(**problem) for problem in stored["figures"]]
+                kept[index] = (setting, EvalSummary(**stored["summary"]), figures)
+            else:
+                todo.append(setting)
+        return kept, todo
+
+    def keep(self, outcomes: list[Outcome], split: str, limit: int | None) -> None:
+        """Write each outcome decoded to the end."""
+        for setting, summary, figures in outcomes:
+            stored = {
+                "setting": asdict(setting),
+                "summary": asdict(summary),
+                "figures": [asdict(p) for p in figures],
+            }
+            write_json(self._path(split, limit, setting), stored)

@@ -1,0 +1,81 @@
+"""The comparison's kept decodes: an interrupted comparison resumes, decodes nothing twice and ends as an
+uninterrupted one; a rerun reads everything back; other inputs are decoded anew (fake decoder, no model)."""
+
+import pytest
+from fake_comparison import fake_run_settings, fake_scores, toy_head
+
+import autojudge.evaluation.comparison_decode as comparison_decode
+from autojudge.evaluation.comparison_decode import compare_methods
+from autojudge.evaluation.decode_cache import MADE_BY, DecodeCache, tree_digest
+from autojudge.evaluation.scoring import EvalSummary
+from autojudge.evaluation.setting import Setting
+from autojudge.evaluation.sweep import ProblemFigures
+
+
+@pytest.fixture
+def decoder(monkeypatch):
+    """The fake decoder, recording each call's (split, setting) pairs; raises at call ``stop_at``."""
+    state = {"calls": [], "stop_at": None}
+
+    def counted(params, settings, split, *args, **kwargs):
+        if len(state["calls"]) == state["stop_at"]:
+            raise KeyboardInterrupt
+        state["calls"].append({(split, s.name) for s in settings})
+        return fake_run_settings(params, settings, split, *args, **kwargs)
+
+    monkeypatch.setattr(comparison_decode, "run_settings", counted)
+    monkeypatch.setattr(comparison_decode, "method_scores", fake_scores)
+    return state
+
+
+def _decoded(state) -> set:
+    return set().union(*state["calls"])
+
+
+def test_an_interrupted_comparison_resumes_where_it_stopped(params, tmp_path, decoder):
+    compare = params.compare.model_copy(update={"bootstrap_samples": 200, "seed": 3, "splits": ["test"]})
+    settings = params.model_copy(update={"compare": compare})
+    head = toy_head().save(tmp_path / "heads" / "head.safetensors")
+    whole, _ = compare_methods(settings, head, None)  # nothing kept: the reference
+    assert len(decoder["calls"]) > 3
+
+    decoder.update(calls=[], stop_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        compare_methods(settings, head, None, tmp_path / "kept")
+    before = _decoded(decoder)
+    decoder.update(calls=[], stop_at=None)
+    resumed, _ = compare_methods(settings, head, None, tmp_path / "kept")
+    assert resumed == whole
+    assert before and not before & _decoded(decoder)  # nothing decoded twice
+
+    decoder["calls"] = []
+    again, _ = compare_methods(settings, head, None, tmp_path / "kept")
+    assert again == whole and decoder["calls"] == []  # every decode read back
+
+    toy_head(0.4).save(head)  # another head: every decode anew
+    compare_methods(settings, head, None, tmp_path / "kept")
+    assert _decoded(decoder) >= before
+
+
+def test_kept_outcomes_come_back_exactly_and_other_inputs_empty_the_directory(tmp_path):
+    setting = Setting("fsd-kl", window=8, threshold=0.123456789, rate=0.03)
+    figures = [ProblemFigures("p0", True, 12, 3), ProblemFigures("p1", False, 9, 4)]
+    summary = EvalSummary(setting.name, 2, 0.5, 3.0, 21, 7, 5, 0.25)
+    cache = DecodeCache(tmp_path, {"inputs": 1})
+    cache.keep([(setting, summary, figures)], "validation", 100)
+    other = Setting("fsd-kl", window=8, threshold=0.12345679, rate=0.03)  # the same name, another point
+    kept, todo = DecodeCache(tmp_path, {"inputs": 1}).split([other, setting], "validation", 100)
+    assert kept == {1: (setting, summary, figures)} and todo == [other]
+    assert DecodeCache(tmp_path, {"inputs": 1}).split([setting], "test", 100)[1] == [setting]  # another split
+    assert DecodeCache(tmp_path, {"inputs": 2}).split([setting], "validation", 100)[1] == [setting]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MADE_BY]
+
+
+def test_a_tree_digest_reads_names_relative_to_their_root(tmp_path):
+    for root in ("a", "b"):
+        (tmp_path / root / "sub").mkdir(parents=True)
+        (tmp_path / root / "sub" / "x.py").write_text("x = 1\n")
+    assert tree_digest(tmp_path / "a") == tree_digest(tmp_path / "b")
+    (tmp_path / "b" / "sub" / "x.py").write_text("x = 2\n")
+    assert tree_digest(tmp_path / "a") != tree_digest(tmp_path / "b")
+    assert tree_digest(tmp_path / "missing") == tree_digest()

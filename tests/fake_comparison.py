@@ -1,0 +1,47 @@
+"""A fake decoder for the comparison and cross-domain stages (no model): per-problem figures that vary,
+so intervals are not points, and sorted scores for every head and compared rule."""
+
+import torch
+
+from autojudge.evaluation.scoring import EvalSummary
+from autojudge.evaluation.sweep import ProblemFigures
+from autojudge.features.spec import FeatureSpec
+from autojudge.heads.artifact import JudgeHead
+
+N = 30
+
+
+def toy_head(threshold: float = 0.5) -> JudgeHead:
+    """A two-feature head of the toy pair for arith."""
+    return JudgeHead(
+        torch.ones(2), 0.0, threshold, FeatureSpec("target", 2, 2), "toy", "arith", "h",
+        {"thresholds_by_recall": {"0.99": 0.1, "0.7": 0.6}},
+    )  # fmt: skip
+
+
+def problems_of(setting) -> list[ProblemFigures]:
+    """Figures that vary per problem (so that intervals are not points): the target misses every tenth
+    problem, speculative settings miss as many others, and their passes follow the setting's MAT."""
+    mat = 1.0 + setting.threshold + setting.k + 2 * (setting.method == "exact") + 0.3 * len(setting.method)
+    passes = 60 if setting.method == "target" else round(60 / mat)
+    miss = 0 if setting.method in ("target", "exact") else 1 + len(setting.method) % 3
+    return [ProblemFigures(f"p{i}", i % 10 != miss, 60, passes + i % 3) for i in range(N)]
+
+
+def fake_run_settings(params, settings, split, limit, head, more_heads=None, folds=None, loss_limit=None):
+    outcomes = []
+    for setting in settings:
+        problems = problems_of(setting)
+        tokens, passes = sum(p.tokens for p in problems), sum(p.target_passes for p in problems)
+        accuracy = sum(p.correct for p in problems) / N
+        summary = EvalSummary(setting.name, N, accuracy, tokens / passes, tokens, passes, 0, 0.0)
+        outcomes.append((setting, summary, problems))
+    return outcomes
+
+
+def fake_scores(params, heads):
+    """Sorted scores at four validation mismatches of every head and compared rule (no model decodes)."""
+    return {
+        m: torch.tensor([1.0, 2, 3, 4]) if m == "topk" else torch.linspace(0.1, 0.6, 4)
+        for m in [*heads, *params.compare.methods]
+    }
