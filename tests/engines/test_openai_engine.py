@@ -1,7 +1,8 @@
 """The openai engine against a real `vllm serve` (vLLM's OpenAI-compatible server) on loopback.
 
-The server (session fixture ``served_target`` in tests/conftest.py) runs lossless speculative
-decoding with the judge plugin's ``exact`` rule: its greedy continuations are the target's.
+The server (session fixture ``served_target`` in tests/conftest.py) runs speculative decoding with the
+plugin serving the README's recommended rule, which is lossy; the engine asks every request for the
+plugin's ``exact`` rule, so its greedy continuations are the target's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from autojudge.models.teacher_forced import DraftPredictor
 
 @pytest.mark.slow
 def test_served_target_continues_prefixes_like_target_greedy(served_target, toy_pair, toy_target_greedy):
-    engine = OpenAIEngine(served_target, "target", toy_pair.eos_token_ids, concurrency=8)
+    engine = OpenAIEngine(served_target.url, served_target.model, toy_pair.eos_token_ids, concurrency=8)
     prompts = [prompt for _, prompt, _ in toy_target_greedy.items[:16]]
     expected = [response for _, _, response in toy_target_greedy.items[:16]]
     assert engine.continue_prefixes(prompts, [toy_target_greedy.max_new_tokens] * 16) == expected
@@ -43,7 +44,7 @@ def test_mining_through_the_server_gives_the_hf_labels(served_target, toy_pair, 
         )
         return {r.id: (r.mismatches, r.response_ids) for r in search.run(problems)}
 
-    served = mine(OpenAIEngine(served_target, "target", toy_pair.eos_token_ids, concurrency=8))
+    served = mine(OpenAIEngine(served_target.url, served_target.model, toy_pair.eos_token_ids, concurrency=8))
     local = mine(HFEngine(toy_pair.target, toy_pair.pad_token_id, toy_pair.eos_token_ids, batch_size=8))
     assert served == local
     assert sum(len(mismatches) for mismatches, _ in served.values()) > 0

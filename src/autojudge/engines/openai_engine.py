@@ -2,7 +2,9 @@
 
 Prompts go out as token ids; vLLM's `return_token_ids` brings the generated ids back, so no
 re-tokenization (and no "token healing") happens. Servers that do not return ids are refused.
-Requests run concurrently so that the server batches them (AutoJudge appendix R).
+Requests run concurrently so that the server batches them (AutoJudge appendix R). Each request asks for
+the plugin's lossless rule (``vllm_xargs``), so that a server whose engine serves a lossy rule still
+continues with the target's greedy tokens; a server without the plugin ignores the key.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 from autojudge.errors import InputError
+
+LOSSLESS = {"autojudge_rule": "exact"}  # the plugin's per-request rule (autojudge.vllm_plugin.config)
 
 
 class OpenAIEngine:
@@ -45,6 +49,7 @@ class OpenAIEngine:
             "stop_token_ids": sorted(self.eos_token_ids),
             "return_token_ids": True,
             "skip_special_tokens": False,
+            "vllm_xargs": LOSSLESS,
         }
         request = urllib.request.Request(
             self.url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
