@@ -11,7 +11,8 @@ A mismatch *involves a digit* when the target's or the proposer's token decodes 
 Fractions carry 95% bootstrap intervals over problems (seeded; a problem's mismatches resampled together).
 
 Run from the repository root with preset smollm2-eagle applied and its models built
-(``dvc repro distill@smollm2-arith eagle@smollm2-arith``)::
+(``autojudge preset smollm2-arith && dvc repro distill@smollm2-arith``, then ``autojudge preset
+smollm2-eagle && dvc repro eagle@smollm2-arith``)::
 
     python results/proposers/importance.py --problems 40
 

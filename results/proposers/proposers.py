@@ -12,7 +12,8 @@ Agreement: the share of the target's greedy response tokens the proposer's teach
 equals (``models.teacher_forced.DraftPredictor``, ``models.eagle_predictor.EaglePredictor``).
 
 Run from the repository root with preset smollm2-eagle applied and its models built
-(``dvc repro distill@smollm2-arith eagle@smollm2-arith``), nothing else on the cores::
+(``autojudge preset smollm2-arith && dvc repro distill@smollm2-arith``, then ``autojudge preset
+smollm2-eagle && dvc repro eagle@smollm2-arith``), nothing else on the cores::
 
     python results/proposers/proposers.py --problems 24
 

@@ -68,11 +68,12 @@ def test_the_fine_tuned_preset_chains_convert_finetune_and_distill(project):
 
 
 def test_the_eagle_preset_is_the_fine_tuned_one_drafting_with_a_head_for_its_target(project, repo):
-    """smollm2-eagle is smollm2-arith plus stage eagle, its pair drafting with that stage's head (the committed
-    one, made with the entry's settings); nothing else changes."""
+    """smollm2-eagle is smollm2-arith with stage eagle instead of distill, its pair drafting with that stage's
+    head (the committed one, made with the entry's settings); nothing else changes."""
     raw, params = merged_params(project, "smollm2-eagle")
     fine_tuned, _ = merged_params(project, "smollm2-arith")
-    raw.pop("eagle"), fine_tuned.pop("eagle")
+    raw.pop("eagle"), fine_tuned.pop("eagle"), fine_tuned.pop("distill")
+    assert raw.pop("distill") == {}  # no draft model to distil
     pair, fine_tuned_pair = raw.pop("pair"), fine_tuned.pop("pair")
     assert raw == fine_tuned
     drafting = ("name", "proposer", "draft")
