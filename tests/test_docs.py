@@ -1,8 +1,9 @@
 """The documents stay true to the repository: every relative link in README.md, ARCHITECTURE.md and
 docs/*.md resolves (to a file or folder, and a ``#anchor`` into a markdown file to one of its headings),
 every ``autojudge <command>`` they quote (in code spans and code blocks) is a command of
-``python -m autojudge --help``, and ARCHITECTURE.md lists the packages in the layer order of
-tests/test_layers.py.
+``python -m autojudge --help``, ARCHITECTURE.md lists the packages in the layer order of
+tests/test_layers.py, and the README's three pairs are the table results/pairs/pairs.py writes from the
+committed outputs.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import ast
 import functools
 import os
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -176,3 +178,11 @@ def test_architecture_lists_the_layers_in_order() -> None:
     table = (ROOT / "ARCHITECTURE.md").read_text()
     rows = re.findall(r"^\|\s*\d+\s*\|\s*`([\w.]+)`\s*\|", table, re.MULTILINE)
     assert rows == expected, f"ARCHITECTURE.md's packages: {rows}; tests/test_layers.py's LAYERS: {expected}"
+
+
+def test_the_readme_shows_the_three_pairs_as_committed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """README's side-by-side table is results/pairs/pairs.py's, read from the committed outputs today."""
+    monkeypatch.chdir(ROOT)  # the script reads each pair's outputs relative to the repository
+    table = runpy.run_path("results/pairs/pairs.py")["table"]()
+    stale = [page for page in ("README.md", "results/pairs/pairs.md") if table not in (ROOT / page).read_text()]
+    assert not stale, f"{stale} do not show the table of the committed outputs: run python results/pairs/pairs.py"
