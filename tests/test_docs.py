@@ -184,5 +184,9 @@ def test_the_readme_shows_the_three_pairs_as_committed(monkeypatch: pytest.Monke
     """README's side-by-side table is results/pairs/pairs.py's, read from the committed outputs today."""
     monkeypatch.chdir(ROOT)  # the script reads each pair's outputs relative to the repository
     table = runpy.run_path("results/pairs/pairs.py")["table"]()
-    stale = [page for page in ("README.md", "results/pairs/pairs.md") if table not in (ROOT / page).read_text()]
-    assert not stale, f"{stale} do not show the table of the committed outputs: run python results/pairs/pairs.py"
+    stale = [
+        page for page in ("README.md", "results/pairs/pairs.md") if table not in (ROOT / page).read_text()
+    ]
+    assert not stale, (
+        f"{stale} do not show the table of the committed outputs: run python results/pairs/pairs.py"
+    )
