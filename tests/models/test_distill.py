@@ -3,20 +3,13 @@
 import pytest
 import torch
 
-from autojudge.engines.hf import HFEngine
 from autojudge.errors import InputError
 from autojudge.models.distill import agreement, distill, truncated_draft
 
 
 @pytest.fixture(scope="module")
-def rows(tiny_random_pair):
-    """(prompt, the target's greedy response) for a few prompts."""
-    pair = tiny_random_pair
-    prompts = [pair.tokenizer.encode(f"Tom has {n} apples and buys {n + 3} more.") for n in range(8)]
-    responses = HFEngine(pair.target, pair.pad_token_id, set(), batch_size=8).continue_prefixes(
-        prompts, [12] * len(prompts)
-    )
-    return list(zip(prompts, responses, strict=True))
+def rows(greedy_rows):
+    return greedy_rows[:8]
 
 
 def test_the_draft_keeps_the_first_layers_and_the_shared_weights(tiny_random_pair):

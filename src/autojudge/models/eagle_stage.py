@@ -23,7 +23,8 @@ from autojudge.errors import InputError
 from autojudge.io import atomic_path, read_json, write_json
 from autojudge.models.distilled_draft import Row, target_responses
 from autojudge.models.eagle import WEIGHTS, EagleExamples, build_examples
-from autojudge.models.eagle_training import CHECKPOINT, EagleTraining, train_head
+from autojudge.models.eagle_training import EagleTraining, train_head
+from autojudge.models.early_stopping import CHECKPOINT, checkpoint_step
 from autojudge.models.pair import load_causal_lm, model_signature
 from autojudge.models.tokenizer import load_tokenizer
 from autojudge.params import EagleParams, VllmParams
@@ -60,13 +61,11 @@ def response_examples(target: PreTrainedModel, rows: list[Row], batch_size: int)
 
 def _checkpoint_step(directory: Path, name: str) -> int:
     """The step of the checkpoint a run starts from (0: none), said on stdout."""
-    path = directory / CHECKPOINT
-    if not path.is_file():
-        return 0
-    state = torch.load(path, weights_only=True)
-    finished = f", finished ({state['stopped']}): read back" if state["stopped"] else ""
-    print(f"eagle.{name}: checkpoint {path} at step {state['step']}{finished}")
-    return int(state["step"])
+    step, stopped = checkpoint_step(directory)
+    if step:
+        finished = f", finished ({stopped}): read back" if stopped else ""
+        print(f"eagle.{name}: checkpoint {directory / CHECKPOINT} at step {step}{finished}")
+    return step
 
 
 def trained_with(settings: EagleParams) -> dict:

@@ -40,20 +40,27 @@ def _evaluation(settings: FinetuneParams, tokenizer, chat_template: bool, splits
     return Evaluation(task, prompts, examples, settings.max_response_tokens)
 
 
-def plot_learning_curve(curve: list[dict], path: Path, title: str, decay_start: int | None = None) -> None:
-    """Accuracy on each evaluation split against training steps (PNG), the start of the learning rate's
-    decay marked."""
+def plot_learning_curve(
+    curve: list[dict],
+    path: Path,
+    title: str,
+    decay_start: int | None = None,
+    ylabel: str = "greedy accuracy, %",
+) -> None:
+    """Each series of ``curve``'s points (``{"step": ..., <series>: fraction}``; a point may hold some series
+    only) in percent against training steps (PNG), the start of the learning rate's decay marked."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(6, 3.5))
-    for split in [key for key in curve[0] if key != "step"]:
-        axes.plot([p["step"] for p in curve], [100 * p[split] for p in curve], marker="o", label=split)
+    for series in dict.fromkeys(key for point in curve for key in point if key != "step"):
+        steps, values = zip(*[(p["step"], 100 * p[series]) for p in curve if series in p], strict=True)
+        axes.plot(steps, values, marker="o", label=series)
     if decay_start is not None:
         axes.axvline(decay_start, color="grey", linestyle="--", linewidth=1, label="learning rate decays")
-    axes.set(xlabel="training steps", ylabel="greedy accuracy, %", title=title, ylim=(0, 100))
+    axes.set(xlabel="training steps", ylabel=ylabel, title=title, ylim=(0, 100))
     axes.grid(alpha=0.3)
     axes.legend()
     figure.tight_layout()
