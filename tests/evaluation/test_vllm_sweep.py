@@ -97,14 +97,20 @@ def test_a_candidate_under_a_loss_limit_decodes_whole_on_vllm(params, arith_dir)
 def test_stage_sampled_decodes_on_vllm_when_the_pipeline_does(params, toy_pair, arith_task, arith_dir):
     """With ``decoding.engine: vllm`` the sampled figures are vLLM's (the served path): FSD (TV) at 1.0
     accepts more per pass than exact speculative sampling there; only the shift comes from the reference
-    engine, which can observe a rule it does not apply."""
+    engine, which can observe a rule it does not apply. The seeded requests' prompts exceed one step's token
+    budget, where vLLM 0.32's CPU runner would chunk a prefill and fail to rewind the request's generator."""
     from autojudge.evaluation.sampled_decode import decode_sampled
 
+    budget = {
+        "max_model_len": 256,
+        "engine_kwargs": {**params.mining.vllm.engine_kwargs, "max_num_batched_tokens": 256},
+    }
     on_vllm = params.model_copy(
         update={
             "task": params.task.model_copy(update={"data_dir": str(arith_dir)}),
             "decoding": params.decoding.model_copy(update={"engine": "vllm"}),
             "sampled": params.sampled.model_copy(update={"seeds": [0], "limit": PROBLEMS}),
+            "mining": params.mining.model_copy(update={"vllm": params.mining.vllm.model_copy(update=budget)}),
         }
     )
     rule = Setting("fsd-tv", params.compare.window, threshold=1.0)

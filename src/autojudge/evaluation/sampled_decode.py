@@ -97,6 +97,18 @@ def _decode_reference(
     return {name: blocks[column :: len(names)] for column, name in enumerate(names)}
 
 
+def without_chunked_prefill(params: Params) -> Params:
+    """``params`` with vLLM's chunked prefill off: vLLM 0.32's model runner rewinds a seeded request's generator
+    when it discards the token of a partial prefill (``Generator.set_offset``), which a CPU generator refuses
+    (RuntimeError), so a batch of seeded requests whose prompts exceed one step's token budget crashes the CPU
+    engine. Without chunked prefill the scheduler waits instead of splitting a prompt."""
+    vllm = params.mining.vllm
+    unchunked = vllm.model_copy(
+        update={"engine_kwargs": {**vllm.engine_kwargs, "enable_chunked_prefill": False}}
+    )
+    return params.model_copy(update={"mining": params.mining.model_copy(update={"vllm": unchunked})})
+
+
 def _decode_on_vllm(
     params: Params,
     pair: ModelPair,
@@ -106,6 +118,8 @@ def _decode_on_vllm(
 ) -> dict[str, list[list[Generation]]]:
     """Per method, per seed, vLLM's generations with the plugin (every seed's requests in one call)."""
     spec, compare = params.sampled, params.compare
+    if params.pair.device == "cpu":
+        params = without_chunked_prefill(params)
     exact = Job("speculative", compare.window, RuleConfig("exact"))
     jobs = [exact, *(job_of(setting, compare) for setting in settings)]
     samplings = [Sampling(spec.temperature, spec.top_p, seed) for seed in spec.seeds for _ in prompts]
