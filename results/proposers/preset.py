@@ -24,6 +24,8 @@ def eagle_preset(path: Path) -> tuple[Params, EagleParams]:
     entries = yaml.safe_load(DRAFT_PRESET.read_text())["distill"]
     distill = DistillParams(**next(iter(entries.values())))
     if not (distill.out / "config.json").is_file():
-        sys.exit(f"{distill.out}: no distilled draft (autojudge preset smollm2-arith && dvc repro distill@smollm2-arith)")
+        sys.exit(
+            f"{distill.out}: no distilled draft (autojudge preset smollm2-arith && dvc repro distill@smollm2-arith)"
+        )
     pair = params.pair.model_copy(update={"proposer": "draft_model", "draft": distill.out})
     return params.model_copy(update={"pair": pair}), eagle
