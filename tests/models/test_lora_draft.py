@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from safetensors.torch import save_file
 
 from autojudge.errors import InputError
 from autojudge.models import lora_draft
@@ -80,3 +81,6 @@ def test_bad_settings_and_missing_files_are_refused(tmp_path):
         _settings(patience=0)
     with pytest.raises(InputError, match="no draft adapter"):
         read_adapter(tmp_path / "missing.safetensors")
+    save_file({"x": torch.zeros(1)}, str(tmp_path / "other.safetensors"))
+    with pytest.raises(InputError, match="not a draft adapter"):
+        read_adapter(tmp_path / "other.safetensors")

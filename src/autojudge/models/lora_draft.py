@@ -123,8 +123,12 @@ def read_adapter(path: Path) -> tuple[dict[str, torch.Tensor], DraftTraining]:
     if not Path(path).is_file():
         raise InputError(f"{path}: no draft adapter")
     with safe_open(str(path), "pt") as file:
-        settings = DraftTraining(**json.loads(file.metadata()["training"]))
-    return load_file(str(path)), settings
+        metadata = file.metadata() or {}
+    if "training" not in metadata:
+        raise InputError(
+            f"{path} is not a draft adapter written by lora_draft.save_adapter (no training settings)"
+        )
+    return load_file(str(path)), DraftTraining(**json.loads(metadata["training"]))
 
 
 def adapted_draft(target: PreTrainedModel, adapter: Path) -> PreTrainedModel:
