@@ -4,7 +4,7 @@ held-out agreement stops improving, each committed small.
 A draft of depth L is the target's first L layers with a LoRA adapter on their projections
 (:mod:`autojudge.models.lora_draft`), trained on the target's greedy responses to preset smollm2-arith's
 distillation problems (its ``distill`` entry: the same target, problems and response length), the best step
-chosen on 60 **validation** problems (the preset's draft reports agreement on test, which a choice must not
+chosen on 60 **validation** problems (``--held-out``) (the preset's draft reports agreement on test, which a choice must not
 see). Per depth, committed in ``results/proposers/depths/draft-<L>/``: ``adapter.safetensors`` (with its
 settings) and ``training.json`` (the curve, the best step, what made it, the time); the merged draft goes to
 ``models/smollm2-arith/draft-<L>`` (what vLLM loads) and the training state to
@@ -147,7 +147,12 @@ def main() -> None:
         )
     # the distillation problems, held out on validation; the responses kept beside the drafts
     entry = entry.model_copy(
-        update={"eval_split": "validation", "eval_problems": 60, "out": MODELS / "depths"}
+        update={
+            "problems": args.problems or entry.problems,
+            "eval_split": "validation",
+            "eval_problems": args.held_out,
+            "out": MODELS / "depths",
+        }
     )
     torch.manual_seed(0)
     tokenizer = load_tokenizer(entry.target, "target")
