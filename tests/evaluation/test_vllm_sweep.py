@@ -77,20 +77,35 @@ def test_exact_sd_on_vllm_is_target_greedy_and_a_lossy_rule_accepts_more(
 
 
 @pytest.mark.slow
-def test_a_candidate_under_a_loss_limit_decodes_whole_on_vllm(params, arith_dir):
-    """The comparison's early stop is the reference engine's: on vLLM a hopeless candidate still ends."""
+def test_a_hopeless_candidate_stops_on_vllm_and_the_others_decode_whole(
+    params, arith_dir, arith_task, toy_pair, toy_target_greedy
+):
+    """The comparison's early stop on vLLM: FSD (TV) at 1.0 (every mismatch accepted) stops at its first
+    problem lost against target greedy, its waiting requests aborted (two run at a time), while exact SD
+    decodes every problem, token-identical to target greedy."""
     from autojudge.evaluation.early_stop import LossLimit
     from autojudge.evaluation.sweep import run_settings
 
+    problems = 8
+    engine = params.mining.vllm.model_copy(
+        update={"engine_kwargs": {**params.mining.vllm.engine_kwargs, "max_num_seqs": 2}}
+    )
     on_vllm = params.model_copy(
         update={
             "task": params.task.model_copy(update={"data_dir": str(arith_dir)}),
             "decoding": params.decoding.model_copy(update={"engine": "vllm"}),
+            "mining": params.mining.model_copy(update={"vllm": engine}),
         }
     )
-    limit = LossLimit([True] * PROBLEMS, 0.0)  # any problem lost makes a candidate hopeless
-    (outcome,) = run_settings(on_vllm, [Setting("topk", 8, k=40)], "test", PROBLEMS, None, loss_limit=limit)
-    assert outcome[1].examples == PROBLEMS and len(outcome[2]) == PROBLEMS and not limit.stopped
+    items = toy_target_greedy.items[:problems]
+    texts = [toy_pair.tokenizer.decode(tokens, skip_special_tokens=True) for _, _, tokens in items]
+    reference = arith_task.scores(texts, arith_task.load_split("test", problems))
+    limit = LossLimit(list(reference), 0.0)  # one problem lost makes a candidate hopeless
+    settings = [Setting("exact", 8), Setting("fsd-tv", 8, threshold=1.0)]
+    (exact,) = run_settings(on_vllm, settings, "test", problems, None, loss_limit=limit)
+    assert exact[0] == settings[0] and limit.stopped == {1}
+    assert [p.correct for p in exact[2]] == list(reference)
+    assert limit.tallies[1].lost == 1 and limit.tallies[1].decoded < problems
 
 
 @pytest.mark.slow

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import torch
 from tqdm import tqdm
 from transformers import PreTrainedModel
 
-from autojudge.decoding.generation import DecodeStats, Generation, clip_at_stop
+from autojudge.decoding.generation import DecodeStats, Generation, Hook, clip_at_stop
 from autojudge.decoding.sampling import Sampling, verify
 from autojudge.decoding.slots import SlotCache
 from autojudge.errors import InputError
@@ -103,7 +102,7 @@ class BatchedDecoder:
         requests: list[Request],
         desc: str = "decoding",
         progress: bool = True,
-        on_finished: Callable[[list[tuple[int, Generation]]], Iterable[int]] | None = None,
+        on_finished: Hook | None = None,
     ) -> list[Generation]:
         """Decode every request; generations in the requests' order (``progress``: a progress bar).
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 
@@ -42,3 +43,6 @@ def clip_at_stop(tokens: list[int], eos_ids: set[int], budget: int) -> tuple[lis
         if token in eos_ids:
             return tokens[: index + 1], True
     return tokens[:budget], False
+
+
+Hook = Callable[[list[tuple[int, Generation]]], Iterable[int]]  # finished requests -> requests to drop

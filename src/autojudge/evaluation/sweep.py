@@ -7,12 +7,11 @@ batched passes per cycle rather than one sequence at a time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from autojudge.decoding.batched import BatchedDecoder, Request
-from autojudge.decoding.generation import Generation
+from autojudge.decoding.generation import Generation, Hook
 from autojudge.errors import InputError
 from autojudge.evaluation.early_stop import LossLimit
 from autojudge.evaluation.scoring import EvalSummary, ExampleResult, score, summarize
@@ -27,8 +26,6 @@ from autojudge.params import Params
 from autojudge.rules.acceptance import AcceptanceRule, JudgeRule
 from autojudge.rules.build import build_rule
 from autojudge.tasks.base import Example
-
-Hook = Callable[[list[tuple[int, Generation]]], Iterable[int]]  # finished requests -> requests to drop
 
 
 @dataclass(frozen=True)
@@ -149,8 +146,8 @@ def decode_settings(
     decodes each problem with the head trained without its fold (reference engine only). On the reference
     engine all settings' problems are decoded together in batches of ``decoding.batch_size`` rows; on
     ``vllm``, one engine per head and window (:mod:`autojudge.evaluation.vllm_sweep`). ``on_finished``
-    (reference engine only) sees finished requests (index: setting * len(examples) + example) and may
-    drop others (:meth:`BatchedDecoder.generate`).
+    sees finished requests (index: setting * len(examples) + example) and may drop others
+    (:meth:`BatchedDecoder.generate`; vLLM aborts them).
     """
     task = task_from(params)
     prompts = [
@@ -162,7 +159,7 @@ def decode_settings(
                 "decoding.engine vllm: fold heads (train.protocol out_of_fold) need the reference engine"
             )
         jobs = [job_of(setting, params.compare) for setting in settings]
-        per_setting = decode_on_vllm(params, jobs, prompts, pair.eos_token_ids, head_files)
+        per_setting = decode_on_vllm(params, jobs, prompts, pair.eos_token_ids, head_files, None, on_finished)
         return [generation for decoded in per_setting for generation in decoded]
     heads = {method: load_head(path) for method, path in head_files.items()}
     folds = fold_heads and (fold_heads, [load_head(path) for path in fold_heads.paths])
@@ -186,9 +183,9 @@ def run_settings(
 ) -> list[tuple[Setting, EvalSummary, list[ProblemFigures]]]:
     """Decode the split with every setting (:func:`decode_settings`; ``head_path`` is the head of method
     "judge", ``more_heads`` maps other head methods to their files); returns (setting, summary, figures
-    per problem) in order. With ``loss_limit`` (candidates: setting indices), on the reference engine a setting
-    stops once it cannot end within the limit's budget and is left out (``loss_limit.stopped``); vLLM decodes
-    every setting whole (it takes no request out of a running batch)."""
+    per problem) in order. With ``loss_limit`` (candidates: setting indices), a setting stops once it cannot
+    end within the limit's budget and is left out (``loss_limit.stopped``): the reference engine drops its
+    requests, vLLM aborts them."""
     pair, task = pair_from(params), task_from(params)
     examples = task.load_split(split, limit)
     files = {**(more_heads or {}), **({"judge": head_path} if head_path is not None else {})}
@@ -207,7 +204,7 @@ def run_settings(
         ]
         return [s * count + i for s in hopeless for i in range(count)]
 
-    hook = stop_hopeless if loss_limit is not None and params.decoding.engine == "reference" else None
+    hook = stop_hopeless if loss_limit is not None else None
     generations = decode_settings(params, pair, settings, examples, files, fold_heads, hook)
     outcomes = []
     for index, setting in enumerate(settings):

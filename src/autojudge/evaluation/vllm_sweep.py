@@ -14,13 +14,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from autojudge.decoding.generation import DecodeStats, Generation
+from autojudge.decoding.generation import DecodeStats, Generation, Hook
 from autojudge.decoding.sampling import Sampling
 from autojudge.errors import InputError
 from autojudge.evaluation.setting import ALONE, Setting
 from autojudge.params import CompareParams, Params
 from autojudge.rules.config import RuleConfig
+
+if TYPE_CHECKING:
+    from autojudge.vllm_plugin.engine import SpecResult
 
 
 @dataclass(frozen=True)
@@ -96,36 +100,51 @@ def decode_on_vllm(
     eos_token_ids: set[int],
     heads: dict[str, Path | str],
     sampling: list[Sampling] | None = None,
+    on_finished: Hook | None = None,
 ) -> list[list[Generation]]:
     """Per job, the generation of every prompt (greedy, or sampled with ``sampling``, one per prompt); one
-    engine per group of jobs, shut down after its call."""
+    engine per group of jobs, shut down after its call. Requests join problem by problem (every job's
+    first prompt, then every job's second, ...), so that ``on_finished`` (request index: job *
+    len(prompts) + prompt) sees every job progress at once and may name requests to abort."""
     from autojudge.vllm_plugin.engine import decode
 
     groups: dict[tuple[str, int], list[int]] = {}
     for index, job in enumerate(jobs):
         groups.setdefault(job.group, []).append(index)
     out: list[list[Generation]] = [[] for _ in jobs]
+    count = len(prompts)
     for (kind, _), members in groups.items():
         first = jobs[members[0]]
         rule = None if first.rule is None else _engine_rule(kind, [jobs[i] for i in members], heads)
-        overrides = [jobs[i].rule.keys() for i in members] if rule is not None else None
+        order = [(job, problem) for problem in range(count) for job in members]  # caller's request indices
         llm = _llm(params, first, rule)
         try:  # every job's prompts in one call: continuous batching mixes the rules
             results = decode(
                 llm,
-                prompts * len(members),
+                [prompts[problem] for _, problem in order],
                 params.decoding.max_new_tokens,
                 eos_token_ids,
-                override=[o for o in overrides for _ in prompts] if overrides else None,
-                sampling=sampling * len(members) if sampling else None,
+                override=[jobs[job].rule.keys() for job, _ in order] if rule is not None else None,
+                sampling=[sampling[problem] for _, problem in order] if sampling else None,
                 count_lossy=rule is not None and not sampling,
+                on_finished=on_finished and _caller_hook(on_finished, order, count, eos_token_ids),
             )
         finally:
             llm.llm_engine.engine_core.shutdown()
-        for position, index in enumerate(members):
-            chunk = results[position * len(prompts) : (position + 1) * len(prompts)]
-            out[index] = [_generation(r, eos_token_ids) for r in chunk]
+        for (job, _), result in zip(order, results, strict=True):
+            out[job].append(_generation(result, eos_token_ids))
     return out
+
+
+def _caller_hook(on_finished: Hook, order: list[tuple[int, int]], count: int, eos_token_ids: set[int]):
+    """``on_finished`` in the caller's request indices for an engine that decodes ``order``."""
+    position_of = {job * count + problem: position for position, (job, problem) in enumerate(order)}
+
+    def hook(finished: list[tuple[int, SpecResult]]) -> list[int]:
+        caller = [(order[p][0] * count + order[p][1], _generation(r, eos_token_ids)) for p, r in finished]
+        return [position_of[index] for index in on_finished(caller) if index in position_of]
+
+    return hook
 
 
 def _generation(result, eos_token_ids: set[int]) -> Generation:

@@ -71,7 +71,7 @@ class CompareParams(Section):
     methods: list[str] = list(COMPARED_RULES)  # the rules compared besides the heads (judge, selfjudge)
     rates: list[Annotated[float, Field(gt=0, le=1)]] = [0.25, 0.5, 0.75, 1.0]
     refine: int = Field(default=1, ge=0)  # midpoints probed in each budget's final bracket of rungs
-    early_stop: bool = True  # stop a validation candidate once no budget can choose it (reference engine)
+    early_stop: bool = True  # stop a validation candidate once no budget can choose it
     # the rules' other keys, named as in autojudge.rules.config (plugin, autojudge eval)
     confidence: float = Field(default=0.9, gt=0, le=1)  # kl-mask: target top-1 p above: exact verification
     # FLy (thresholds["fly"]: entropy thresholds): vLLM upstream's keys and defaults

@@ -32,7 +32,7 @@ the reference engine. vLLM starts processes: callers must run under ``if __name_
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -151,6 +151,7 @@ def decode(
     override: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
     sampling: Sampling | Sequence[Sampling | None] | None = None,
     count_lossy: bool = False,
+    on_finished: Callable[[list[tuple[int, SpecResult]]], Iterable[int]] | None = None,
 ) -> list[SpecResult]:
     """Decoding of token-id prompts (stopping at ``eos_token_ids``; caps per prompt or one for all; a
     rule override for all prompts or one per prompt, None: the engine's rule; greedy, or sampled with
@@ -159,7 +160,11 @@ def decode(
     ``count_lossy``: greedy requests also return the tokens that were not the target's top-1 choice
     (vLLM scores each emitted token with the target's distribution, ``logprobs=1``; exact verification
     emits the argmax, so any other token was a lossy accept: ``accepted_beyond_exact``). Unconstrained
-    requests only: vLLM ranks tokens by the raw logits. Not for timed decodes (scoring costs time)."""
+    requests only: vLLM ranks tokens by the raw logits. Not for timed decodes (scoring costs time).
+
+    ``on_finished`` sees the (index, result) of the requests that finished in each engine step and may
+    name requests to abort: they stop where they are and come back empty (the caller ignores them).
+    Requests join in the prompts' order."""
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
 
@@ -186,8 +191,39 @@ def decode(
         )
         for cap, one, how in zip(caps, overrides, samplings, strict=True)
     ]
-    outputs = llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], params, use_tqdm=False)
-    return [_result(output.outputs[0]) for output in outputs]
+    inputs = [TokensPrompt(prompt_token_ids=list(p)) for p in prompts]
+    if on_finished is None:
+        return [_result(output.outputs[0]) for output in llm.generate(inputs, params, use_tqdm=False)]
+    return _generate_stoppable(llm.llm_engine, inputs, params, on_finished)
+
+
+def _generate_stoppable(
+    engine: Any,
+    inputs: list[Any],
+    params: list[Any],
+    on_finished: Callable[[list[tuple[int, SpecResult]]], Iterable[int]],
+) -> list[SpecResult]:
+    """``LLM.generate`` one engine step at a time, aborting what ``on_finished`` names."""
+    from vllm.sampling_params import RequestOutputKind
+
+    request_ids = [f"autojudge-{index}" for index in range(len(inputs))]
+    for request_id, prompt, one in zip(request_ids, inputs, params, strict=True):
+        one.output_kind = RequestOutputKind.FINAL_ONLY
+        engine.add_request(request_id, prompt, one)
+    results: dict[int, SpecResult] = {}
+    while engine.has_unfinished_requests():
+        finished = [
+            (int(output.request_id.rsplit("-", 1)[1]), _result(output.outputs[0]))
+            for output in engine.step()
+            if output.finished
+        ]
+        finished = [(index, result) for index, result in finished if index not in results]
+        results.update(finished)
+        aborted = [index for index in on_finished(finished) if index not in results] if finished else []
+        if aborted:
+            engine.abort_request([request_ids[index] for index in aborted])
+            results.update((index, spec_result([], {})) for index in aborted)
+    return [results[index] for index in range(len(inputs))]
 
 
 def accepted_beyond_exact(choice_logprobs: Mapping[str, Any]) -> int:
