@@ -14,7 +14,7 @@ a finished one back. Writes ``results/proposers/depths/depths.md`` and ``curves.
 Run from the repository root with preset smollm2-arith or smollm2-eagle applied (the target built:
 ``dvc repro finetune@smollm2-arith``), nothing timed on the cores::
 
-    python results/proposers/depth_sweep.py --layers 4 8 12
+    python results/proposers/depth_sweep.py --layers 4 8 12 --bf16-autocast  # on CPUs with AVX512-BF16 or AMX
 
 Then ``python results/proposers/proposers.py --drafts models/smollm2-arith/draft-4 ...`` measures them.
 """
@@ -58,6 +58,7 @@ def _settings(args: argparse.Namespace, layers: int, batch_size: int) -> DraftTr
         eval_every=args.eval_every,
         checkpoint_every=args.eval_every,
         patience=args.patience,
+        bf16_autocast=args.bf16_autocast,
     )
 
 
@@ -136,6 +137,9 @@ def main() -> None:
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--patience", type=int, default=4)
+    parser.add_argument(
+        "--bf16-autocast", action="store_true", help="bfloat16 products (CPUs with AVX512-BF16 or AMX only)"
+    )
     parser.add_argument("--problems", type=int, help="training problems (default: the distill entry's)")
     parser.add_argument("--held-out", type=int, default=60, help="validation problems scoring each step")
     args = parser.parse_args()

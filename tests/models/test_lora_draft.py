@@ -48,6 +48,15 @@ def test_the_adapter_raises_agreement_and_rebuilds_as_a_plain_draft(tiny_random_
     assert merged == pytest.approx(curve["best_agreement"], abs=1e-9)
 
 
+def test_bfloat16_products_train_the_adapter_too(tiny_random_pair, rows, tmp_path):
+    pair, (train, held_out) = tiny_random_pair, rows
+    weights, curve = train_draft_adapter(
+        pair.target, train, held_out, _settings(bf16_autocast=True), pair.pad_token_id, tmp_path
+    )
+    assert curve["best_agreement"] > curve["points"][0]["agreement"]
+    assert all(t.dtype == torch.float32 for t in weights.values())  # autocast: the adapter stays float32
+
+
 def test_a_resumed_run_ends_where_an_uninterrupted_one_does(tiny_random_pair, rows, tmp_path, monkeypatch):
     pair, (train, held_out) = tiny_random_pair, rows
     whole, whole_curve = train_draft_adapter(

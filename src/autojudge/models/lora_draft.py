@@ -46,6 +46,7 @@ class DraftTraining:
     checkpoint_every: int = 50
     patience: int = 4  # evaluations without a better held-out agreement before stopping
     seed: int = 0
+    bf16_autocast: bool = False  # bfloat16 matrix products: about 2x on CPUs with AVX512-BF16 or AMX
 
     def __post_init__(self) -> None:
         names = ("layers", "rank", "max_steps", "batch_size", "eval_every", "checkpoint_every", "patience")
@@ -63,7 +64,7 @@ class _DraftTrainee:
         self, draft: PreTrainedModel, train: list[Row], held_out: list[Row], pad: int, settings: DraftTraining
     ) -> None:
         self.draft, self.rows, self.held_out, self.pad = draft, train, held_out, pad
-        self.batch_size = settings.batch_size
+        self.batch_size, self.bf16 = settings.batch_size, settings.bf16_autocast
         self.trained = add_lora(draft, settings.rank, settings.alpha)
 
     def parameters(self) -> Iterable[torch.nn.Parameter]:
@@ -71,7 +72,8 @@ class _DraftTrainee:
 
     def loss(self, generator: torch.Generator) -> torch.Tensor:
         picked = torch.randint(len(self.rows), (self.batch_size,), generator=generator).tolist()
-        return response_loss(self.draft, *padded_batch([self.rows[i] for i in picked], self.pad))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            return response_loss(self.draft, *padded_batch([self.rows[i] for i in picked], self.pad))
 
     def agreement(self) -> float:
         return agreement(self.draft, self.draft.config.vocab_size, self.pad, self.held_out)
