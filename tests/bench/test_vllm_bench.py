@@ -79,3 +79,47 @@ def test_real_benchmark_writes_metrics_plot_and_tables(pipeline_bench) -> None:
     assert text.count("The comparison's recommendation within") == len(report["recommendations"])
     if shutil.which("nvidia-smi") is None:
         assert "not available" in text
+
+
+# run_benchmark loads the plugin's hook in its process: a process of its own, not the suite's
+_TOGETHER = """
+import json, sys
+from pathlib import Path
+from autojudge.bench.vllm_bench import run_benchmark
+from autojudge.params import load_params
+
+params = load_params("params.yaml")
+bench = params.bench.model_copy(
+    update={"engines_together": True, "problems": 2, "accuracy_problems": 1, "batch_sizes": [1], "thresholds": []}
+)
+report = run_benchmark(params.model_copy(update={"bench": bench}), Path("heads/arith/head.safetensors"))
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.slow
+def test_engines_together_time_every_setting_in_one_interleaved_run(pipeline_bench) -> None:
+    """bench.engines_together: the target alone, stock SD and the plugin's engine (no comparison: no
+    recommendation engines) alive at once, each in its own processes, the stock ones without the plugin;
+    lossless SD still emits the target's tokens on both, and the card says every ratio shares its minutes."""
+    import subprocess
+    import sys
+
+    from autojudge.bench.vllm_report import card_section, section_markdown
+
+    _, workdir = pipeline_bench
+    done = subprocess.run(
+        [sys.executable, "-c", _TOGETHER], cwd=workdir, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["engines_together"] and report["engine_starts"] == 3
+    settings = report["settings"]
+    assert report["target"]["runner"]["plugin"] == settings["sd_stock"]["runner"]["plugin"] == "not loaded"
+    assert {figures["runner"]["plugin"] for name, figures in settings.items() if name != "sd_stock"} == {
+        "loaded, enabled"
+    }
+    assert all(report["sd_stock_equals_target"].values()) and all(report["sd_exact_equals_target"].values())
+    assert report["judge_overhead"]["same_tokens_as_exact"]
+    text = "\n".join(section_markdown(card_section(report)))
+    assert "Every engine was alive at once" in text and "one after another" not in text

@@ -31,6 +31,9 @@ def test_settings_and_plan_checks() -> None:
         InputError, match=r"bench\.accuracy_problems 64 need 64 problems, but split 'test' has 24"
     ):
         check_plan(bench.model_copy(update={"accuracy_problems": 64}), 24)
+    with pytest.raises(InputError, match=r"bench\.engines_together needs one window .*, got \[1, 8\]"):
+        check_plan(bench.model_copy(update={"engines_together": True}))
+    check_plan(bench.model_copy(update={"engines_together": True, "windows": [8], "overhead_window": 8}))
 
 
 def test_one_window_has_no_tuning_pass() -> None:

@@ -42,7 +42,10 @@ The target-alone and stock engines start first, with ``VLLM_PLUGINS=""`` and bef
 the plugin's hook (:func:`autojudge.vllm_plugin.register`, called once they are done), so no process of
 theirs carries it; the plugin engines follow. Engines run in this process when ``mining.vllm.in_process``
 says so (one device; on 2 CPU cores an engine starts in about 6 s instead of 38 s), otherwise vLLM
-spawns their processes. Stock engines get vLLM's default model runner (``VLLM_USE_V2_MODEL_RUNNER`` as the
+spawns their processes. With ``bench.engines_together`` (one window) every engine starts in processes of
+its own, stock ones first, and all stay alive while every setting's passes interleave with all the
+others, so that a ratio between engines (a recommendation on its own engine over stock SD) compares the
+same minutes of the machine, as a ratio within one engine does. Stock engines get vLLM's default model runner (``VLLM_USE_V2_MODEL_RUNNER`` as the
 caller set it, or unset), plugin engines the V1 runner the plugin needs: every setting records its
 engine's runner, worker class and plugin state.
 
@@ -85,6 +88,7 @@ from autojudge.errors import AutoJudgeError
 
 PLUGIN_ENABLED = "loaded, enabled"
 PLUGIN_NOT_LOADED = "not loaded"
+EngineStart = Callable[[], tuple[Any, dict[str, DecodeFn]]]  # an engine started, its decoders by setting
 
 
 def _eos_token_ids(target: Path, tokenizer: Any) -> set[int]:
@@ -160,7 +164,6 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
     from autojudge.models.prompts import encode_prompt
     from autojudge.models.runtime import task_from
     from autojudge.models.tokenizer import load_tokenizer
-    from autojudge.vllm_plugin import register
     from autojudge.vllm_plugin.engine import decode, speculative_llm
     from autojudge.vllm_plugin.heads import hidden_size, load_checked_head
 
@@ -184,7 +187,7 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
     def run(decoders: dict[str, DecodeFn], tuning: int) -> Measured:
         return measure(decoders, timed, accuracy_prompts, sizes, tuning, bench.repeats, meter)
 
-    def spec_llm(window: int, rule_config: dict[str, Any] | None) -> Any:
+    def spec_llm(window: int, rule_config: dict[str, Any] | None, in_process: bool) -> Any:
         return speculative_llm(
             target_dir,
             draft_dir,
@@ -193,15 +196,17 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
             engine_kwargs,
             params.pair.dtype,
             vllm.max_model_len,
-            in_process=vllm.in_process,
+            in_process=in_process,
             method=params.pair.proposer,
         )
 
     started, load_before = time.perf_counter(), os.getloadavg()[0]
-    in_process = vllm.in_process
+    together = bench.engines_together
+    in_process = vllm.in_process and not together  # engines alive together: each in its own processes
     if in_process and plugin_hooked():
         raise AutoJudgeError("bench: the plugin is already loaded in this process; run it in a fresh one")
-    with engine_environment(plugin=False):
+
+    def target_engine() -> tuple[Any, dict[str, DecodeFn]]:
         engine = VllmEngine(
             target_dir,
             params.pair.dtype,
@@ -211,42 +216,41 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
             engine_kwargs=vllm.engine_kwargs,
             in_process=in_process,
         )
-        target_runner = runner_record(engine.llm.llm_engine.vllm_config, plugin=False)
-    try:
-        target_decode: DecodeFn = lambda batch: [  # noqa: E731 -- a target pass per token
+        decode_target: DecodeFn = lambda batch: [  # noqa: E731 -- a target pass per token
             (tokens, len(tokens)) for tokens in engine.continue_prefixes(list(batch), [max_new] * len(batch))
         ]
-        target = run({TARGET: target_decode}, 0)  # no window to choose: no tuning passes
-        target.runners[TARGET] = target_runner
-    finally:
-        engine.close()
-    by_window: dict[int, Measured] = {}
-    for window in bench.windows:  # stock engines before the plugin's hook enters this process
-        with engine_environment(plugin=False):
-            llm = spec_llm(window, None)
-            runner = runner_record(llm.llm_engine.vllm_config, plugin=False)
-        by_window[window] = _measured(
-            llm, {STOCK: _speculative_decoder(decode, llm, max_new, eos, None)}, runner, run, bench
-        )
-    register()  # the plugin's frontend hook in this process (plugin engines started here set their worker)
+        return engine.llm, {TARGET: decode_target}
+
+    def spec_engine(window: int, rule: dict | None, settings: dict[str, dict | None]) -> EngineStart:
+        def start() -> tuple[Any, dict[str, DecodeFn]]:
+            llm = spec_llm(window, rule, in_process)
+            return llm, {
+                name: _speculative_decoder(decode, llm, max_new, eos, o) for name, o in settings.items()
+            }
+
+        return start
+
     recommended = recommendations((comparison or {}).get("serving", {}), str(head_path))
     head_chosen = head_points(comparison or {})
     plugin_settings = speculative_settings([head.threshold, *bench.thresholds, *head_chosen])
+    # (window, plugin, start): stock engines first, before the plugin's hook enters this process
+    engines: list[tuple[int, bool, EngineStart]] = [(0, False, target_engine)]
+    engines += [(w, False, spec_engine(w, None, {STOCK: None})) for w in bench.windows]
     for window in bench.windows:
         runnable = [r for r in recommended if runs_at(r.config, window)]
-        with engine_environment(plugin=True):
-            llm = spec_llm(window, {"rule": "judge", "judge_head": str(head_path)})
-            runner = runner_record(llm.llm_engine.vllm_config, plugin=True)
         chosen = plugin_settings + ([OVERHEAD_SETTING] if window == bench.overhead_window else [])
         chosen += [r.setting for r in runnable if not r.own_engine]
-        decoders = {s.name: _speculative_decoder(decode, llm, max_new, eos, s.override) for s in chosen}
-        by_window[window] = _measured(llm, decoders, runner, run, bench).merged(by_window[window])
-        for one in (r for r in runnable if r.own_engine):
-            with engine_environment(plugin=True):
-                llm = spec_llm(window, one.config)
-                runner = runner_record(llm.llm_engine.vllm_config, plugin=True)
-            decoders = {one.setting.name: _speculative_decoder(decode, llm, max_new, eos, None)}
-            by_window[window] = by_window[window].merged(_measured(llm, decoders, runner, run, bench))
+        head_rule = {"rule": "judge", "judge_head": str(head_path)}
+        engines.append((window, True, spec_engine(window, head_rule, {s.name: s.override for s in chosen})))
+        engines += [
+            (window, True, spec_engine(window, r.config, {r.setting.name: None}))
+            for r in runnable
+            if r.own_engine
+        ]
+    by_window: dict[int, Measured] = {}
+    for window, measured in _measure_engines(engines, run, tuning_passes(bench), together):
+        by_window[window] = by_window[window].merged(measured) if window in by_window else measured
+    target = by_window.pop(0)
     report = header(bench, len(timed), len(accuracy_prompts))
     report.update(
         build_report(
@@ -273,22 +277,46 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
         for r in recommended
         if r.setting.name in report["settings"]
     }
-    report["engine_starts"] = 1 + sum(
-        2 + sum(r.own_engine and runs_at(r.config, w) for r in recommended) for w in bench.windows
-    )
+    report["engine_starts"], report["engines_together"] = len(engines), together
     return report
 
 
-def _measured(
-    llm: Any, decoders: dict[str, DecodeFn], runner: dict[str, str], run: Callable[..., Measured], bench: Any
-) -> Measured:
-    """Every setting of ``decoders`` timed on ``llm`` (one engine, shut down afterwards)."""
+def _measure_engines(
+    engines: list[tuple[int, bool, EngineStart]], run: Callable[..., Measured], tuning: int, together: bool
+) -> Iterator[tuple[int, Measured]]:
+    """(window, what its settings measured) per engine of ``engines`` (``(window, plugin, start)``, started in
+    order; the plugin's hook enters this process before the first plugin engine). One engine after another,
+    each shut down after its settings' interleaved passes (the target alone, window 0, takes no tuning
+    passes); or ``together``: every engine alive at once and every setting's passes interleaved with all
+    the others."""
+    from autojudge.vllm_plugin import register
+
+    alive: list[Any] = []
+    waiting: list[tuple[int, dict[str, DecodeFn], dict[str, str]]] = []  # together: started, not yet run
     try:
-        measured = run(decoders, tuning_passes(bench))
+        for window, plugin, start in engines:
+            if plugin:
+                register()  # the plugin's frontend hook in this process (once)
+            with engine_environment(plugin):
+                llm, decoders = start()
+                alive.append(llm)
+                runner = runner_record(llm.llm_engine.vllm_config, plugin)
+            if together:
+                waiting.append((window, decoders, runner))
+                continue
+            try:
+                measured = run(decoders, tuning if window else 0)
+            finally:
+                alive.pop().llm_engine.engine_core.shutdown()
+            measured.runners = dict.fromkeys(decoders, runner)
+            yield window, measured
+        if together:
+            measured = run({name: d for _, decoders, _ in waiting for name, d in decoders.items()}, tuning)
+            for window, decoders, runner in waiting:
+                yield window, measured.only(list(decoders), runner)
     finally:
-        llm.llm_engine.engine_core.shutdown()
-    measured.runners = dict.fromkeys(decoders, runner)
-    return measured
+        for llm in alive:
+            llm.llm_engine.engine_core.shutdown()
 
 
 def plugin_hooked() -> bool:

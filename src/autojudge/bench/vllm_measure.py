@@ -44,6 +44,14 @@ class Measured:
     accuracy: dict[str, list[list[int]]] = field(default_factory=dict)
     runners: dict[str, dict[str, str]] = field(default_factory=dict)
 
+    def only(self, names: list[str], runner: dict[str, str]) -> Measured:
+        """The runs and accuracy of ``names``, all on the engine ``runner`` describes."""
+        return Measured(
+            {name: self.runs[name] for name in names},
+            {name: self.accuracy[name] for name in names},
+            dict.fromkeys(names, runner),
+        )
+
     def merged(self, other: Measured) -> Measured:
         return Measured(
             {**self.runs, **other.runs},

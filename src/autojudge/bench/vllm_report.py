@@ -44,6 +44,25 @@ def _display_name(name: str, recommended: dict[str, dict] | None = None) -> str:
     return label if threshold == "-" else f"{label} at threshold {threshold}"
 
 
+def _engines_sentence(together: bool) -> str:
+    """How the engines shared the machine's minutes, and so what a ratio between them carries."""
+    if together:
+        return (
+            "Every engine was alive at once (each in its own processes) and every setting's passes were "
+            "interleaved with all the others: every ratio, within an engine or between engines, compares the "
+            "same minutes of the machine. Plugin exact SD emits stock SD's tokens: its ratio over stock SD "
+            "is what the plugin costs."
+        )
+    return (
+        "Engines are timed one after another, each setting's passes interleaved with the others on its "
+        "engine: a ratio between settings of one engine (the head's points and the request overrides over "
+        "plugin exact SD, the judge overhead) compares the same minutes of the machine; a ratio between "
+        "engines (over stock SD, over the target alone, an own-engine recommendation) also carries whatever "
+        "the machine's speed did between their turns. Plugin exact SD emits stock SD's tokens: its ratio "
+        "over stock SD shows how much."
+    )
+
+
 def speed_table(report: dict[str, Any]) -> list[dict[str, Any]]:
     """The card's speed table: one row per setting at its chosen windows (batch size 1 first)."""
     sizes = [str(size) for size in sorted(report["batch_sizes"])]
@@ -197,6 +216,7 @@ def card_section(report: dict[str, Any]) -> dict[str, Any]:
     energy tables."""
     return {
         **{key: report[key] for key in CARD_KEYS},
+        "engines_together": report.get("engines_together", False),
         "recommendations": recommendation_figures(report),
         "speed": speed_table(report),
         "energy": energy_table(report),
@@ -251,12 +271,7 @@ def section_markdown(section: dict[str, Any]) -> list[str]:
         f"**{_signed_ci(overhead_ci)}%** of step time (judge at threshold 0 vs exact, W={overhead['window']}). "
         f"Fastest at batch size 1: {winner}.",
         "",
-        "Engines are timed one after another, each setting's passes interleaved with the others on its "
-        "engine: a ratio between settings of one engine (the head's points and the request overrides over "
-        "plugin exact SD, the judge overhead) compares the same minutes of the machine; a ratio between "
-        "engines (over stock SD, over the target alone, an own-engine recommendation) also carries whatever "
-        "the machine's speed did between their turns. Plugin exact SD emits stock SD's tokens: its ratio "
-        "over stock SD shows how much.",
+        _engines_sentence(section.get("engines_together", False)),
         *_recommendation_lines(recommended),
         "",
         "### Speed (vLLM)",

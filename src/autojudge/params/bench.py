@@ -30,6 +30,9 @@ class BenchParams(Section):
     seed: int = 0  # of the bootstrap's resampling
     meter_interval: float = Field(default=0.1, gt=0)  # seconds between nvidia-smi power samples
     min_ratio: float = Field(default=1.3, gt=0)  # AutoJudge/stock SD tokens/s below this: explain why
+    # every engine alive at once, each in its own processes, and every setting's passes interleaved with all
+    # the others (ratios across engines compare the same minutes); one window, and memory for every engine
+    engines_together: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> BenchParams:
@@ -59,6 +62,10 @@ def bench_plan_problems(bench: Any) -> list[str]:
         problems.append(
             f"bench.thresholds: {', '.join(f'{t:g}' for t in outside)} must be in [{low:g}, {high:g}], "
             "the judge rule's threshold range (a head's p(important))"
+        )
+    if getattr(bench, "engines_together", False) and len(windows) > 1:
+        problems.append(
+            f"bench.engines_together needs one window (its engines stay alive together), got {windows}"
         )
     for name in ("problems", "accuracy_problems", "repeats", "tuning_repeats"):
         if getattr(bench, name) < 1:
