@@ -15,6 +15,10 @@ Run from the repository root with preset smollm2-eagle applied and its models bu
 smollm2-eagle && dvc repro eagle@smollm2-arith``)::
 
     python results/proposers/importance.py --problems 40
+    python results/proposers/importance.py --problems 40 --drafts models/smollm2-arith/draft-8  # and others
+
+``--drafts`` adds distilled drafts (the depth sweep's), each named by its folder; proposers already mined
+are read back.
 
 Each proposer's mined problems go to ``results/proposers/importance/<proposer>/problems/`` as they finish
 (a rerun resumes); the summary to ``importance.json`` and the plot to ``importance.png`` there.
@@ -23,6 +27,7 @@ Each proposer's mined problems go to ``results/proposers/importance/<proposer>/p
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,7 +42,7 @@ from autojudge.mining.search import ImportantTokenSearch, MinedProblem
 from autojudge.mining.shards import load_shard, mine_shard
 from autojudge.models.eagle import load_head
 from autojudge.models.eagle_predictor import EaglePredictor
-from autojudge.models.pair import model_signature
+from autojudge.models.pair import load_causal_lm, model_signature, resolve_dtype
 from autojudge.models.runtime import engine_from, pair_from, task_from
 from autojudge.models.teacher_forced import DraftPredictor
 
@@ -118,6 +123,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))
     parser.add_argument("--problems", type=int, default=40)
+    parser.add_argument(
+        "--drafts",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="more distilled drafts (the depth sweep's), by folder",
+    )
     args = parser.parse_args()
     params, eagle = eagle_preset(args.params)
     pair = pair_from(params)
@@ -137,6 +149,10 @@ def main() -> None:
             model_signature(Path(eagle.out)),
         ),
     }
+    for path in args.drafts:  # named by folder (draft-8: the depth sweep's 8-layer draft)
+        draft = load_causal_lm(path, resolve_dtype(params.pair.dtype), role="draft")
+        predictor = DraftPredictor(draft, pair.vocab_size, pair.pad_token_id, params.mining.batch_size)
+        proposers[path.name] = (predictor, model_signature(path))
     digit_tokens = {t for t in range(pair.vocab_size) if any(c.isdigit() for c in pair.tokenizer.decode([t]))}
     engine = engine_from(params, pair)
     results = {}
@@ -160,7 +176,7 @@ def main() -> None:
     write_json(
         OUT / "importance.json",
         {
-            "command": f"python results/proposers/importance.py --problems {args.problems}",
+            "command": " ".join(["python results/proposers/importance.py", *sys.argv[1:]]),
             "date": datetime.now(UTC).strftime("%Y-%m-%d"),
             "processor": processor_name(),
             "task": params.task.name,

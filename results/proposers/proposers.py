@@ -58,8 +58,8 @@ STATS = SimpleNamespace(bootstrap_samples=2000, seed=0)
 
 
 def draft_name(path: Path) -> str:
-    """A distilled draft's setting name, by its depth."""
-    return f"SD, distilled draft ({read_json(path / 'config.json')['num_hidden_layers']} layers)"
+    """A distilled draft's setting name, by its folder and depth."""
+    return f"SD, distilled draft {path.name} ({read_json(path / 'config.json')['num_hidden_layers']} layers)"
 
 
 def _interval(rows: list, statistic) -> dict:
