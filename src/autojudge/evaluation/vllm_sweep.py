@@ -12,6 +12,7 @@ decodes count lossy accepts from the target's ranks of the emitted tokens (``eng
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -136,7 +137,9 @@ def decode_on_vllm(
     return out
 
 
-def _caller_hook(on_finished: Hook, order: list[tuple[int, int]], count: int, eos_token_ids: set[int]):
+def _caller_hook(
+    on_finished: Hook, order: list[tuple[int, int]], count: int, eos_token_ids: set[int]
+) -> Callable[[list[tuple[int, SpecResult]]], list[int]]:
     """``on_finished`` in the caller's request indices for an engine that decodes ``order``."""
     position_of = {job * count + problem: position for position, (job, problem) in enumerate(order)}
 
