@@ -163,15 +163,15 @@ def main() -> None:
     target = load_causal_lm(entry.target, torch.float32, role="target")
     responses = target_responses(entry, params.pair.chat_template, params.mining.vllm, target, tokenizer)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    records = {
-        layers: train_depth(
-            entry.target, target, tokenizer, responses, _settings(args, layers, entry.batch_size), pad
-        )
-        for layers in args.layers
-    }
-    plot(records, OUT / "curves.png")
     command = "python results/proposers/depth_sweep.py " + " ".join(sys.argv[1:])
-    write_text(OUT / "depths.md", markdown(records, command.strip()))
+    records: dict[int, dict] = {}
+    for (
+        layers
+    ) in args.layers:  # the table and plot after each depth: an interrupted sweep leaves its finished ones
+        settings = _settings(args, layers, entry.batch_size)
+        records[layers] = train_depth(entry.target, target, tokenizer, responses, settings, pad)
+        plot(records, OUT / "curves.png")
+        write_text(OUT / "depths.md", markdown(records, command.strip()))
     print((OUT / "depths.md").read_text())
 
 
