@@ -62,11 +62,27 @@ def _settings(args: argparse.Namespace, layers: int, batch_size: int) -> DraftTr
     )
 
 
+def _committed(folder: Path, made_by: dict) -> dict | None:
+    """The committed record of a depth that finished training with these settings, if there is one."""
+    path = folder / "training.json"
+    if not (path.is_file() and (folder / "adapter.safetensors").is_file()):
+        return None
+    record = read_json(path)
+    return record if record["made_by"] == made_by else None
+
+
 def train_depth(
     target_dir: Path, target, tokenizer, responses: dict, settings: DraftTraining, pad: int
 ) -> dict:
     """One depth trained (or resumed, or read back), its adapter and merged draft saved; its record."""
     folder, state = OUT / f"draft-{settings.layers}", MODELS / f"draft-{settings.layers}.training"
+    made_by = {"target": model_signature(target_dir), **asdict(settings)}
+    committed = _committed(folder, made_by)
+    if committed:  # finished by an earlier run (perhaps on another machine): its committed adapter, merged
+        save_checkpoint(
+            adapted_draft(target, folder / "adapter.safetensors"), tokenizer, MODELS / folder.name
+        )
+        return committed
     resumed_from, finished = checkpoint_step(state)
     started = time.perf_counter()
     weights, curve = train_draft_adapter(
@@ -82,7 +98,7 @@ def train_depth(
     if finished and (folder / "training.json").is_file():  # read back: the run that trained keeps its times
         timing = read_json(folder / "training.json")["timing"]
     record = {
-        "made_by": {"target": model_signature(target_dir), **asdict(settings)},
+        "made_by": made_by,
         "held_out": "validation",
         "held_out_agreement": round(curve["best_agreement"], 4),
         "best_step": curve["best_step"],
