@@ -17,10 +17,12 @@ Run from the repository root with preset smollm2-eagle applied and its models bu
 smollm2-eagle && dvc repro eagle@smollm2-arith``), nothing else on the cores::
 
     python results/proposers/proposers.py --problems 24
-    python results/proposers/proposers.py --problems 20 --alone-problems 200 \
-        --drafts models/smollm2-arith/draft-4 models/smollm2-arith/draft-8 models/smollm2-arith/draft-12
+    python results/proposers/proposers.py --problems 12 --repeats 2 --alone-problems 200 --out \
+        results/proposers/depths --drafts models/smollm2-arith/draft-4 models/smollm2-arith/draft-8 \
+        models/smollm2-arith/draft-12
 
-Writes ``results/proposers/proposers.json`` (per-problem figures kept) and ``proposers.md``.
+Writes ``proposers.json`` (per-problem figures kept) and ``proposers.md`` to ``--out`` (default
+``results/proposers``).
 """
 
 from __future__ import annotations
@@ -93,8 +95,9 @@ def main() -> None:
     parser.add_argument("--drafts", type=Path, nargs="+", help="distilled drafts (default: smollm2-arith's)")
     parser.add_argument("--window", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=OUT, help="folder of proposers.json and proposers.md")
     args = parser.parse_args()
-    params, eagle = eagle_preset(args.params)
+    params, eagle = eagle_preset(args.params, needs_draft=not args.drafts)
     vllm, pair, task = params.mining.vllm, pair_from(params), task_from(params)
     drafts = {draft_name(path): path for path in args.drafts or [params.pair.draft]}
     examples = task.load_split("test", max(args.problems, args.alone_problems or 0))
@@ -195,8 +198,8 @@ def main() -> None:
         "eagle_head": str(eagle.out),
         "settings": settings,
     }
-    write_json(OUT / "proposers.json", report)
-    write_text(OUT / "proposers.md", markdown(report) + "\n")
+    write_json(args.out / "proposers.json", report)
+    write_text(args.out / "proposers.md", markdown(report) + "\n")
     print(markdown(report))
 
 
