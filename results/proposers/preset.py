@@ -14,18 +14,21 @@ DRAFT_PRESET = Path("presets/smollm2-arith.yaml")  # its distill entry: the draf
 
 
 def eagle_preset(path: Path, needs_draft: bool = True) -> tuple[Params, EagleParams]:
-    """The params at ``path``, their pair drafting with smollm2-arith's distilled draft (``distill.<name>.out``
-    of ``DRAFT_PRESET``; the preset's own pair drafts with the head), and their (one) EAGLE head; exits with
-    one line when there is no head, or the draft is not built and ``needs_draft``."""
+    """The params at ``path`` with the pair of ``DRAFT_PRESET`` (its name, and its distilled draft
+    ``distill.<name>.out``; the preset's own pair drafts with the head), and their (one) EAGLE head; exits
+    with one line when there is no head, or the draft is not built and ``needs_draft``."""
     params = load_params(path)
     eagle = next(iter(params.eagle.values()), None)
     if eagle is None:
         sys.exit(f"{path}: no eagle head (apply preset smollm2-eagle first)")
-    entries = yaml.safe_load(DRAFT_PRESET.read_text())["distill"]
-    distill = DistillParams(**next(iter(entries.values())))
+    preset = yaml.safe_load(DRAFT_PRESET.read_text())
+    distill = DistillParams(**next(iter(preset["distill"].values())))
     if needs_draft and not (distill.out / "config.json").is_file():
         sys.exit(
             f"{distill.out}: no distilled draft (autojudge preset smollm2-arith && dvc repro distill@smollm2-arith)"
         )
-    pair = params.pair.model_copy(update={"proposer": "draft_model", "draft": distill.out})
+    # its name too: mined problems record it
+    pair = params.pair.model_copy(
+        update={"name": preset["pair"]["name"], "proposer": "draft_model", "draft": distill.out}
+    )
     return params.model_copy(update={"pair": pair}), eagle
