@@ -97,7 +97,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=OUT, help="folder of proposers.json and proposers.md")
     args = parser.parse_args()
-    params, eagle = eagle_preset(args.params, needs_draft=not args.drafts)
+    params, eagle = eagle_preset(args.params)
     vllm, pair, task = params.mining.vllm, pair_from(params), task_from(params)
     drafts = {draft_name(path): path for path in args.drafts or [params.pair.draft]}
     examples = task.load_split("test", max(args.problems, args.alone_problems or 0))
