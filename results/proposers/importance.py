@@ -21,8 +21,8 @@ smollm2-eagle && dvc repro eagle@smollm2-arith``)::
 are read back. ``--skip`` passes over the first training problems: every proposer here was trained on the
 target's responses to the first 300 (the drafts) or 400 (the EAGLE head), and a draft trained for many
 epochs on a problem's response agrees with it almost everywhere (the depth sweep's drafts: 4 to 30
-mismatches on 40 such problems, against 11 per problem on unseen ones), so importance is mined on problems
-none of them saw.
+mismatches on the first 40 training problems, against 469 to 472 on 40 unseen ones), so importance is mined
+on problems none of them saw.
 
 Each proposer's mined problems go to ``<out>/<proposer>/problems/`` (default ``results/proposers/importance``)
 as they finish (a rerun resumes); the summary to ``importance.json`` and the plot to ``importance.png`` there.
