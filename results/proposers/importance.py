@@ -18,11 +18,11 @@ smollm2-eagle && dvc repro eagle@smollm2-arith``)::
         --drafts models/smollm2-arith/draft-4 models/smollm2-arith/draft-8 models/smollm2-arith/draft-12
 
 ``--drafts`` adds distilled drafts (the depth sweep's), each named by its folder; proposers already mined
-are read back. ``--skip`` passes over the first training problems: every proposer here was trained on the
-target's responses to the first 300 (the drafts) or 400 (the EAGLE head), and a draft trained for many
-epochs on a problem's response agrees with it almost everywhere (the depth sweep's drafts: 4 to 30
-mismatches on the first 40 training problems, against 469 to 472 on 40 unseen ones), so importance is mined
-on problems none of them saw.
+are read back. ``--skip`` (default: ``mining.skip``) passes over the first training problems: every proposer
+here was trained on the target's responses to the first 300 (the drafts) or 400 (the EAGLE head), and a
+draft trained for many epochs on a problem's response agrees with it almost everywhere (the depth sweep's
+drafts: 4 to 30 mismatches on the first 40 training problems, against 469 to 472 on 40 unseen ones), so
+importance is mined on problems none of them saw.
 
 Each proposer's mined problems go to ``<out>/<proposer>/problems/`` (default ``results/proposers/importance``)
 as they finish (a rerun resumes); the summary to ``importance.json`` and the plot to ``importance.png`` there.
@@ -130,8 +130,7 @@ def main() -> None:
     parser.add_argument(
         "--skip",
         type=int,
-        default=0,
-        help="training problems skipped first: those a proposer was trained on (drafts: 300, EAGLE head: 400)",
+        help="training problems passed over first (default: the params' mining.skip, the presets' 400)",
     )
     parser.add_argument("--out", type=Path, default=OUT, help="folder of the mined problems and summary")
     parser.add_argument(
@@ -144,7 +143,9 @@ def main() -> None:
     args = parser.parse_args()
     params, eagle = eagle_preset(args.params)
     pair = pair_from(params)
-    problems = mining_problems(params, pair, args.skip + args.problems)[args.skip :]
+    if args.skip is not None:
+        params = params.model_copy(update={"mining": params.mining.model_copy(update={"skip": args.skip})})
+    problems = mining_problems(params, pair, args.problems)
     proposers = {
         "distilled draft": (
             DraftPredictor(pair.draft, pair.vocab_size, pair.pad_token_id, params.mining.batch_size),
@@ -180,8 +181,6 @@ def main() -> None:
                 params.mining.pool_size,
             )
             settings = {**mining_settings(params, pair), "proposer": name, "proposer_weights": signature}
-            if args.skip:
-                settings["skipped_problems"] = args.skip
             mine_shard(search, problems, directory, settings)
             results[name] = summary(load_shard(directory), digit_tokens)
     finally:

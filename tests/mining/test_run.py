@@ -34,3 +34,19 @@ def test_an_eagle_pair_mines_the_heads_mismatches(repo, tmp_path, arith_dir, toy
             guesses[first],
             response[first],
         )
+
+
+def test_mining_skip_passes_over_the_first_problems_and_is_recorded(
+    repo, tmp_path, arith_dir, arith_task, toy_pair
+):
+    """mining.skip: the problems after the first ``skip`` (those a proposer trained on), in the same order, and
+    the shard's fingerprint names it (a shard mined without it is not read back as its)."""
+    from autojudge.mining.run import mining_problems, mining_settings
+
+    skipping = load_params(write_params(repo, tmp_path, arith_dir, {"mining.problems": 3, "mining.skip": 5}))
+    problems = mining_problems(skipping, toy_pair)
+    assert [p.id for p in problems] == [e.id for e in arith_task.load_split("train", 8)[5:]]
+    assert mining_settings(skipping, toy_pair)["skipped_problems"] == 5
+    (tmp_path / "plain").mkdir()
+    plain = load_params(write_params(repo, tmp_path / "plain", arith_dir, {"mining.problems": 3}))
+    assert "skipped_problems" not in mining_settings(plain, toy_pair)

@@ -149,6 +149,13 @@ CASES = {
             "pair.proposer: Input should be 'draft_model' or 'eagle', got 'medusa'",
         ),
     ],
+    "mined": [  # a proposer trained on the problems Algorithm 1 mines agrees with its own training responses
+        (
+            {"eagle.head": {"target": "t", "out": "o", "head": "h", "problems": 300}},
+            "mining.skip: 0 mines problems of 'train' that eagle.head trains on (its first 300); "
+            "set mining.skip >= 300",
+        ),
+    ],
     "location": [  # a section's own check names the section; a pipeline task's problem names the task
         ({"mining.shards": [0, 2]}, "mining: shards must be 0..n-1 without gaps, got [0, 2]"),
         (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from autojudge.errors import InputError
 from autojudge.mining.search import ImportantTokenSearch, MiningProblem
 from autojudge.mining.shards import ShardSummary, mine_shard, shard_of
 from autojudge.models.pair import ModelPair, model_signature
@@ -28,13 +29,17 @@ def mining_settings(params: Params, pair: ModelPair) -> dict:
         "engine": params.mining.engine,
         "max_response_tokens": params.mining.max_response_tokens,
         "gumbel_seed": params.mining.gumbel_seed,
-    }
+    } | ({"skipped_problems": params.mining.skip} if params.mining.skip else {})
 
 
 def mining_problems(params: Params, pair: ModelPair, problems: int | None = None) -> list[MiningProblem]:
-    """The first ``problems`` (default: mining.problems) problems of the mining split, prompts encoded."""
-    task = task_from(params)
-    examples = task.load_split(params.mining.split, problems or params.mining.problems)
+    """The first ``problems`` (default: mining.problems) problems of the mining split after its first
+    ``mining.skip``, prompts encoded."""
+    task, skip = task_from(params), params.mining.skip
+    count = problems or params.mining.problems
+    examples = task.load_split(params.mining.split, None if count is None else skip + count)[skip:]
+    if not examples:
+        raise InputError(f"mining.skip {skip} passes over every problem of split {params.mining.split!r}")
     return [
         MiningProblem(e.id, encode_prompt(pair.tokenizer, task.build_prompt(e), params.pair.chat_template), e)
         for e in examples

@@ -9,6 +9,9 @@ naming the key, the value and what is allowed:
 - budgets: ``promote.max_accuracy_drop`` is one of ``compare.budgets`` (the promotion gate reads the
   comparison's verdict at that budget, docs/comparison.md);
 - windows: ``compare.window`` equals ``evaluate.window`` (the gate reads both stages' figures of the head);
+- mined problems: no distill or eagle entry trained its proposer on problems that mining mines (its first
+  ``problems`` of the mining task's split must lie within ``mining.skip``: a proposer agrees with the
+  responses it was trained on, so their mismatches are not the ones it makes on new problems);
 - proposer: a pair drafting with an EAGLE head (``pair.proposer: eagle``) decodes on vLLM, with heads on the
   target's hidden states and greedy mining (the reference engines and features chain a draft model only);
 - pipeline tasks: each task's params, its overrides applied, pass every check (``tasks.<name>: ...``).
@@ -40,6 +43,7 @@ def problems(params: Params) -> Iterator[str]:
     yield from split_problems(params)
     yield from budget_problems(params)
     yield from window_problems(params)
+    yield from mined_problems(params)
     yield from proposer_problems(params)
     yield from pipeline_task_problems(params)
 
@@ -112,6 +116,18 @@ def budget_problems(params: Params) -> Iterator[str]:
             f"promote.max_accuracy_drop: {drop:g} must be one of compare.budgets {list(budgets)} "
             "(the promotion gate reads the comparison's verdict at that budget)"
         )
+
+
+def mined_problems(params: Params) -> Iterator[str]:
+    """A proposer trained on problems that mining mines."""
+    mining = params.mining
+    for section in ("distill", "eagle"):
+        for entry, spec in getattr(params, section).items():
+            if spec.task == params.task.name and spec.split == mining.split and spec.problems > mining.skip:
+                yield (
+                    f"mining.skip: {mining.skip} mines problems of {mining.split!r} that {section}.{entry} "
+                    f"trains on (its first {spec.problems}); set mining.skip >= {spec.problems}"
+                )
 
 
 def window_problems(params: Params) -> Iterator[str]:

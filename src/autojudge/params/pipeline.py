@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
 from autojudge.params.base import Section
 
@@ -40,7 +40,8 @@ class OpenAIParams(Section):
 
 class MiningParams(Section):
     split: str = "train"
-    problems: PositiveInt | None = None  # first N problems of the split; all when null
+    problems: PositiveInt | None = None  # first N problems of the split (after skip); all when null
+    skip: NonNegativeInt = 0  # first problems of the split passed over: those a proposer was trained on
     shards: list[int] = [0]  # one DVC stage per entry; shard i of len(shards)
     engine: Literal["vllm", "hf", "openai"] = "vllm"
     max_response_tokens: PositiveInt = 192  # T_max: total response length cap
