@@ -3,7 +3,7 @@ SmolLM2 target with its weak distilled draft, and the same target with its EAGLE
 
 Every figure is read from a pair's committed outputs (its ``metrics/``, as its ``dvc repro`` wrote them):
 the toy pair's at the repository root, each real preset's under ``results/<preset>/``; a pair whose outputs
-are not committed yet gets a column saying so. Run from the repository root::
+are not committed yet gets a column saying so, and a stage not run yet (sampled, bench) a cell. Run from the repository root::
 
     python results/pairs/pairs.py          # writes results/pairs/pairs.md (the README shows its table)
 """
@@ -91,6 +91,8 @@ def _verdict(decision: dict) -> str:
 
 
 def _recommendation_speed(metrics: Path, budget: str) -> str:
+    if not (metrics / "bench.json").is_file():
+        return NOT_RUN
     report = _read(metrics / "bench.json")
     for name, info in report.get("recommendations", {}).items():
         if budget in info["budgets_points"]:
@@ -100,6 +102,8 @@ def _recommendation_speed(metrics: Path, budget: str) -> str:
 
 
 def _sampled(metrics: Path, budget: str, compare: dict) -> str:
+    if not (metrics / "sampled.json").is_file():
+        return NOT_RUN
     sampled = _read(metrics / "sampled.json")
     setting = compare["decisions"]["test"][budget].get("recommended_setting")
     figures = sampled["splits"]["test"]["methods"].get(setting or "")
