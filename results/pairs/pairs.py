@@ -49,6 +49,11 @@ def _read(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+def _read_if_run(path: Path) -> dict | None:
+    """A stage's metrics, or None where the stage has not run yet."""
+    return _read(path) if path.is_file() else None
+
+
 def _interval(entry: dict | None, scale: float = 1.0, unit: str = "", signed: bool = False) -> str:
     if not entry:
         return "-"
@@ -91,9 +96,9 @@ def _verdict(decision: dict) -> str:
 
 
 def _recommendation_speed(metrics: Path, budget: str) -> str:
-    if not (metrics / "bench.json").is_file():
+    report = _read_if_run(metrics / "bench.json")
+    if report is None:
         return NOT_RUN
-    report = _read(metrics / "bench.json")
     for name, info in report.get("recommendations", {}).items():
         if budget in info["budgets_points"]:
             ratio = report["settings"][name]["speedup_vs_stock_bs1"]
@@ -102,9 +107,9 @@ def _recommendation_speed(metrics: Path, budget: str) -> str:
 
 
 def _sampled(metrics: Path, budget: str, compare: dict) -> str:
-    if not (metrics / "sampled.json").is_file():
+    sampled = _read_if_run(metrics / "sampled.json")
+    if sampled is None:
         return NOT_RUN
-    sampled = _read(metrics / "sampled.json")
     setting = compare["decisions"]["test"][budget].get("recommended_setting")
     figures = sampled["splits"]["test"]["methods"].get(setting or "")
     if not figures or "accuracy_drop" not in figures:
