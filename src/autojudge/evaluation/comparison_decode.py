@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+import torch
+
 from autojudge.evaluation.comparison import choose_points, chosen_settings, decision, split_table
 from autojudge.evaluation.decode_cache import DecodeCache, Outcome, tree_digest
 from autojudge.evaluation.early_stop import LossLimit, Tally
@@ -20,7 +22,7 @@ from autojudge.evaluation.grids import method_scores
 from autojudge.evaluation.rate_search import RateSearch
 from autojudge.evaluation.setting import Setting
 from autojudge.evaluation.sweep import ProblemFigures, figure_columns, run_settings, summary_row
-from autojudge.heads.artifact import JudgeHead, load_head
+from autojudge.heads.artifact import load_head
 from autojudge.heads.out_of_fold import fold_heads_for
 from autojudge.models.pair import weights_digest
 from autojudge.params import Params
@@ -48,18 +50,17 @@ def decode_inputs(params: Params, head: Path, selfjudge_head: Path | None) -> di
 
 
 def _search_rates(
-    params: Params, heads: dict[str, JudgeHead], decode: Decode
+    params: Params, scores: dict[str, torch.Tensor], decode: Decode
 ) -> tuple[list[Outcome], list[dict]]:
     """The validation sweep: exact SD and target greedy, then every method's rate search
-    (:class:`RateSearch`), round by round, each probe stopped once no budget can choose it. Returns the
-    outcomes decoded to the end (exact SD, target greedy, probes) and a row per stopped probe."""
+    (:class:`RateSearch` over ``scores``, :func:`method_scores`), round by round, each probe stopped once
+    no budget can choose it. Returns the outcomes decoded to the end (exact SD, target greedy, probes) and
+    a row per stopped probe."""
     settings = params.compare
     split, limit = settings.validation_split, settings.validation_limit
     outcomes, _ = decode([Setting("exact", settings.window), Setting("target")], split, limit)
     reference = [problem.correct for problem in outcomes[-1][2]]
-    search = RateSearch(
-        method_scores(params, heads), settings.rates, settings.budgets, settings.window, settings.refine
-    )
+    search = RateSearch(scores, settings.rates, settings.budgets, settings.window, settings.refine)
     stopped: list[dict] = []
     while probes := search.next_round():
         loss_limit = LossLimit(reference, max(settings.budgets)) if settings.early_stop else None
@@ -93,19 +94,26 @@ def compare_methods(
 
     def decode(candidates: list[Setting], split: str, limit: int | None, loss_limit: LossLimit | None = None):
         """The outcomes decoded to the end, in the candidates' order, and the probes the early stop cut."""
-        read_back, todo = cache.split(candidates, split, limit) if cache else ({}, candidates)
+        kept, stopped = cache.read(candidates, split, limit) if cache else ({}, {})
+        todo = [index for index in range(len(candidates)) if index not in kept and index not in stopped]
         folds = fold_heads_for(params, head.parent, split)
+        pending = [candidates[index] for index in todo]
         decoded = (
-            run_settings(params, todo, split, limit, head, more_heads, folds, loss_limit) if todo else []
+            run_settings(params, pending, split, limit, head, more_heads, folds, loss_limit)
+            if pending
+            else []
         )
+        stopped_now = {todo[i]: loss_limit.tallies[i] for i in loss_limit.stopped} if loss_limit else {}
         if cache:
-            cache.keep(decoded, split, limit)
+            cache.keep(decoded, [(candidates[i], tally) for i, tally in stopped_now.items()], split, limit)
         fresh = {outcome[0]: outcome for outcome in decoded}
-        ordered = [read_back.get(index) or fresh.get(s) for index, s in enumerate(candidates)]
-        cut = [(todo[i], loss_limit.tallies[i]) for i in sorted(loss_limit.stopped)] if loss_limit else []
+        ordered = [kept.get(index) or fresh.get(s) for index, s in enumerate(candidates)]
+        stopped |= stopped_now
+        cut = [(candidates[index], stopped[index]) for index in sorted(stopped)]
         return [outcome for outcome in ordered if outcome is not None], cut
 
-    validated, stopped = _search_rates(params, heads, decode)
+    scores = cache.scores(lambda: method_scores(params, heads)) if cache else method_scores(params, heads)
+    validated, stopped = _search_rates(params, scores, decode)
     validation_rows = [summary_row(setting, summary) for setting, summary, _ in validated]
     chosen = choose_points(validation_rows, settings.budgets)
     rows = {"validation": validation_rows}
