@@ -137,8 +137,10 @@ def column(pair: Pair) -> dict[str, str]:
         "important mismatches (Algorithm 1)": f"{mining['important_fraction']:.1%} of {mining['mismatches']}",
         "head ROC-AUC (validation)": f"{train['validation_auc']:.3f}",
     }
+    # a comparison made before stopped-only methods were listed (every probe cut) leaves them out of its table
+    cut = {row["method"]: {} for row in compare.get("stopped", []) if row["method"] not in test["table"]}
     for budget in compare["budgets"]:
-        for method, by_budget in test["table"].items():
+        for method, by_budget in {**test["table"], **cut}.items():
             if method != "exact":
                 rows[f"{LABELS[method]} within {budget} pt: MAT x, drop pt"] = _method(by_budget.get(budget))
         decision = compare["decisions"]["test"][budget]

@@ -47,6 +47,8 @@ def test_points_are_chosen_per_budget_from_the_validation_rows():
     chosen = choose_points(ROWS, [0.01, 0.02])
     assert chosen["1"] == {"judge": "judge 12.0", "fsd-js": "fsd-js 10.0", "topk": None, "exact": "exact 7.0"}
     assert chosen["2"]["fsd-js"] == "fsd-js 13.0" and chosen["2"]["judge"] == "judge 12.0"
+    # a method whose every probe was stopped on validation is still listed, with no point
+    assert choose_points(ROWS, [0.01], [{"method": "fly", "setting": "fly t=0.5 W=8"}])["1"]["fly"] is None
 
 
 def _head() -> JudgeHead:

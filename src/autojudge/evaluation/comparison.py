@@ -26,6 +26,8 @@ from autojudge.rules.config import COMPARED_RULES as RULES
 from autojudge.rules.config import HEADS
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from autojudge.evaluation.sweep import ProblemFigures
 
 LABELS = {
@@ -76,10 +78,13 @@ def budget_key(budget: float) -> str:
     return f"{100 * budget:g}"
 
 
-def choose_points(rows: list[dict], budgets: list[float]) -> dict[str, dict[str, str | None]]:
-    """budget -> method -> the setting chosen on the validation ``rows`` (None: no candidate within)."""
+def choose_points(
+    rows: list[dict], budgets: list[float], stopped: Sequence[dict] = ()
+) -> dict[str, dict[str, str | None]]:
+    """budget -> method -> the setting chosen on the validation ``rows`` (None: no candidate within). A
+    method whose every probe the early stop cut (``stopped`` rows only) is listed too, with no point."""
     target_accuracy = next(r["accuracy"] for r in rows if r["method"] == "target")
-    methods = [m for m in LABELS if any(r["method"] == m for r in rows)]
+    methods = [m for m in LABELS if any(r["method"] == m for r in [*rows, *stopped])]
     chosen = {}
     for budget in budgets:
         best = {m: best_within(rows, m, target_accuracy, budget) for m in methods}

@@ -115,7 +115,7 @@ def compare_methods(
     scores = cache.scores(lambda: method_scores(params, heads)) if cache else method_scores(params, heads)
     validated, stopped = _search_rates(params, scores, decode)
     validation_rows = [summary_row(setting, summary) for setting, summary, _ in validated]
-    chosen = choose_points(validation_rows, settings.budgets)
+    chosen = choose_points(validation_rows, settings.budgets, stopped)
     rows = {"validation": validation_rows}
     result = {
         "protocol": {
