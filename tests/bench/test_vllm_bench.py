@@ -1,12 +1,18 @@
-"""The vLLM tokens/s benchmark's real run: the pipeline's bench stage (slow)."""
+"""The vLLM tokens/s benchmark: the real run of the pipeline's bench stage (slow), and how its engines share
+the machine (fakes)."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from types import SimpleNamespace
 
 import pytest
 from pipeline_run import PIPELINE_PARAMS
+
+from autojudge.bench.vllm_bench import PLUGIN_ENABLED, PLUGIN_NOT_LOADED, measure_engines
+from autojudge.bench.vllm_measure import Measured
 
 
 @pytest.fixture(scope="module")
@@ -81,45 +87,60 @@ def test_real_benchmark_writes_metrics_plot_and_tables(pipeline_bench) -> None:
         assert "not available" in text
 
 
-# run_benchmark loads the plugin's hook in its process: a process of its own, not the suite's
-_TOGETHER = """
-import json, sys
-from pathlib import Path
-from autojudge.bench.vllm_bench import run_benchmark
-from autojudge.params import load_params
+class _Engine:
+    """What ``measure_engines`` reads of a started vLLM engine: its config and its engine core's shutdown."""
 
-params = load_params("params.yaml")
-bench = params.bench.model_copy(
-    update={"engines_together": True, "problems": 2, "accuracy_problems": 1, "batch_sizes": [1], "thresholds": []}
-)
-report = run_benchmark(params.model_copy(update={"bench": bench}), Path("heads/arith/head.safetensors"))
-print(json.dumps(report))
-"""
+    def __init__(self, plugin: bool, events: list[str], name: str) -> None:
+        from autojudge.vllm_plugin.patches import JUDGE_WORKER
+
+        worker = JUDGE_WORKER if plugin else "vllm.v1.worker.cpu_worker.CPUWorker"
+        config = SimpleNamespace(
+            parallel_config=SimpleNamespace(worker_cls=worker), use_v2_model_runner=False
+        )
+        core = SimpleNamespace(shutdown=lambda: events.append(f"stop {name}"))
+        self.llm_engine = SimpleNamespace(vllm_config=config, engine_core=core)
 
 
-@pytest.mark.slow
-def test_engines_together_time_every_setting_in_one_interleaved_run(pipeline_bench) -> None:
-    """bench.engines_together: the target alone, stock SD and the plugin's engine (no comparison: no
-    recommendation engines) alive at once, each in its own processes, the stock ones without the plugin;
-    lossless SD still emits the target's tokens on both, and the card says every ratio shares its minutes."""
-    import subprocess
-    import sys
+@pytest.mark.parametrize("together", [False, True])
+def test_engines_run_one_after_another_or_all_alive_at_once(together, monkeypatch) -> None:
+    """bench.engines_together: every engine started before any setting runs, then one interleaved run of
+    every setting; otherwise each engine runs its settings and stops before the next starts. Stock engines
+    start first, without the plugin's variables; the plugin's hook enters this process before its first
+    engine. (The real engines: the pipeline's bench stage above, and every real run's worker check.)"""
+    events: list[str] = []
+    monkeypatch.setattr("autojudge.vllm_plugin.register", lambda: events.append("hook"))
+    monkeypatch.setenv("AUTOJUDGE_VLLM_RULE", "judge")
+    monkeypatch.setenv("VLLM_PLUGINS", "autojudge")
 
-    from autojudge.bench.vllm_report import card_section, section_markdown
+    def start(name: str, plugin: bool):
+        def started():
+            plugins, rule = os.environ.get("VLLM_PLUGINS"), os.environ.get("AUTOJUDGE_VLLM_RULE")
+            events.append(f"start {name} plugins={plugins!r} rule={rule!r}")
+            return _Engine(plugin, events, name), {name: None}
 
-    _, workdir = pipeline_bench
-    done = subprocess.run(
-        [sys.executable, "-c", _TOGETHER], cwd=workdir, capture_output=True, text=True, timeout=900
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["engines_together"] and report["engine_starts"] == 3
-    settings = report["settings"]
-    assert report["target"]["runner"]["plugin"] == settings["sd_stock"]["runner"]["plugin"] == "not loaded"
-    assert {figures["runner"]["plugin"] for name, figures in settings.items() if name != "sd_stock"} == {
-        "loaded, enabled"
-    }
-    assert all(report["sd_stock_equals_target"].values()) and all(report["sd_exact_equals_target"].values())
-    assert report["judge_overhead"]["same_tokens_as_exact"]
-    text = "\n".join(section_markdown(card_section(report)))
-    assert "Every engine was alive at once" in text and "one after another" not in text
+        return started
+
+    def run(decoders: dict, tuning: int) -> Measured:
+        events.append(f"run {'+'.join(decoders)} tuning={tuning}")
+        return Measured({name: {} for name in decoders}, {name: [] for name in decoders})
+
+    engines = [(0, False, start("target", False)), (8, False, start("stock", False))]
+    engines.append((8, True, start("plugin", True)))
+    yielded = list(measure_engines(engines, run, 2, together))
+    stock, plugin = "plugins='' rule=None", "plugins='autojudge' rule='judge'"
+    starts = [f"start target {stock}", f"start stock {stock}", "hook", f"start plugin {plugin}"]
+    if together:
+        stops = ["stop target", "stop stock", "stop plugin"]
+        assert events == [*starts, "run target+stock+plugin tuning=2", *stops]
+    else:  # the target alone takes no tuning passes
+        assert events == [
+            starts[0], "run target tuning=0", "stop target", starts[1], "run stock tuning=2", "stop stock",
+            starts[2], starts[3], "run plugin tuning=2", "stop plugin",
+        ]  # fmt: skip
+    assert os.environ["VLLM_PLUGINS"] == "autojudge"  # restored after each start
+    # one report per engine, with only its own settings and its own runner
+    assert [(window, list(measured.runs)) for window, measured in yielded] == [
+        (0, ["target"]), (8, ["stock"]), (8, ["plugin"])
+    ]  # fmt: skip
+    plugins = [runner["plugin"] for _, measured in yielded for runner in measured.runners.values()]
+    assert plugins == [PLUGIN_NOT_LOADED, PLUGIN_NOT_LOADED, PLUGIN_ENABLED]

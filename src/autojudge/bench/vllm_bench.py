@@ -248,7 +248,7 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
             if r.own_engine
         ]
     by_window: dict[int, Measured] = {}
-    for window, measured in _measure_engines(engines, run, tuning_passes(bench), together):
+    for window, measured in measure_engines(engines, run, tuning_passes(bench), together):
         by_window[window] = by_window[window].merged(measured) if window in by_window else measured
     target = by_window.pop(0)
     report = header(bench, len(timed), len(accuracy_prompts))
@@ -281,7 +281,7 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
     return report
 
 
-def _measure_engines(
+def measure_engines(
     engines: list[tuple[int, bool, EngineStart]], run: Callable[..., Measured], tuning: int, together: bool
 ) -> Iterator[tuple[int, Measured]]:
     """(window, what its settings measured) per engine of ``engines`` (``(window, plugin, start)``, started in
