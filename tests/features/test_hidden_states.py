@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from autojudge.features.hidden_states import extract_features, plan_sequences
+from autojudge.features.hidden_states import branch_mask, extract_features, plan_sequences
 from autojudge.features.spec import FeatureSpec
 from autojudge.mining.search import MinedProblem, Mismatch
 
@@ -19,20 +19,30 @@ def _problem():
     )
 
 
-def test_plan_reads_unimportant_from_the_response_and_encodes_important_drafts_apart():
+def test_plan_reads_unimportant_from_the_response_and_branches_important_drafts_off_it():
     sequences, rows = plan_sequences([_problem()])
-    assert sequences == [[1, 20, 21, 30, 7, 32, 5, 34, 2], [1, 20, 21, 30, 7, 32, 9]]
-    assert [(r.sequence, r.index, r.important) for r in rows] == [(0, 4, False), (1, 6, True)]
-    assert all(sequences[r.sequence][r.index] == r.draft_token for r in rows)
+    (sequence,) = sequences
+    assert sequence.tokens == [1, 20, 21, 30, 7, 32, 5, 34, 2, 9] and sequence.trunk == 9
+    assert sequence.positions == [*range(9), 6] and sequence.sees == [6]  # 9 where the target's 5 stood
+    assert [(r.sequence, r.index, r.important) for r in rows] == [(0, 4, False), (0, 9, True)]
+    assert all(sequence.tokens[r.index] == r.draft_token for r in rows)
 
 
-def test_plan_encodes_a_draft_token_apart_wherever_the_response_kept_the_targets():
+def test_plan_branches_a_draft_token_wherever_the_response_kept_the_targets():
     # checker-free SelfJudge rows: the target's greedy response, an unimportant label at a target token
     problem = _problem()
     problem.response_ids[1] = 31
-    sequences, rows = plan_sequences([problem])
-    assert sequences[1] == [1, 20, 21, 30, 7] and (rows[0].sequence, rows[0].index) == (1, 4)
-    assert not rows[0].important
+    (sequence,), rows = plan_sequences([problem])
+    assert sequence.tokens[9:] == [7, 9] and sequence.positions[9:] == [4, 6] and sequence.sees == [4, 6]
+    assert (rows[0].sequence, rows[0].index) == (0, 9) and not rows[0].important
+
+
+def test_a_branch_sees_its_prefix_and_itself_only():
+    (sequence,), _ = plan_sequences([_problem()])
+    allowed = branch_mask(sequence, 11, torch.float32) == 0
+    assert allowed[:9, :9].equal(torch.ones(9, 9, dtype=torch.bool).tril()) and not allowed[:9, 9:].any()
+    assert allowed[9].nonzero().flatten().tolist() == [*range(6), 9]
+    assert allowed[10].nonzero().flatten().tolist() == [10]  # padding sees itself only
 
 
 def test_plan_rejects_a_response_that_does_not_hold_the_tested_token():
@@ -46,12 +56,15 @@ def test_plan_rejects_a_response_that_does_not_hold_the_tested_token():
 def test_features_equal_a_direct_forward_pass_over_prefix_and_draft_token(tiny_random_pair, source):
     pair = tiny_random_pair
     spec = FeatureSpec(source, pair.target.config.hidden_size, pair.draft.config.hidden_size)
+    shorter = MinedProblem("q", [1, 22], [33, 8, 2], [], "1", [Mismatch(1, 35, 8, important=False)])
+    problems = {"p": _problem(), "q": shorter}  # padded together in one batch
     features, rows = extract_features(
-        pair.target, pair.draft, [_problem()], spec, pair.pad_token_id, batch_size=2
+        pair.target, pair.draft, list(problems.values()), spec, pair.pad_token_id, batch_size=2
     )
-    assert features.shape == (2, spec.dimension) and features.dtype == np.float32
+    assert features.shape == (3, spec.dimension) and features.dtype == np.float32
     for row, vector in zip(rows, features, strict=True):
-        prefix = [1, 20, 21, *_problem().response_ids[: row.position], row.draft_token]
+        problem = problems[row.problem_id]
+        prefix = [*problem.prompt_ids, *problem.response_ids[: row.position], row.draft_token]
         with torch.inference_mode():
             states = [
                 m.base_model(input_ids=torch.tensor([prefix])).last_hidden_state[0, -1]

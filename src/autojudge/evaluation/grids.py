@@ -21,7 +21,7 @@ import torch
 
 from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.evaluation.sweep import Setting
-from autojudge.features.hidden_states import extract_features
+from autojudge.features.hidden_states import encode_mismatches
 from autojudge.heads.artifact import JudgeHead
 from autojudge.mining.search import MinedProblem, Mismatch
 from autojudge.models.pair import ModelPair
@@ -86,13 +86,19 @@ def scores(
     return rule.score(Window(tokens, mismatches.target_logits, mismatches.draft_logits, hidden))
 
 
-def head_scores(head: JudgeHead, pair: ModelPair, mismatches: Mismatches, batch_size: int) -> torch.Tensor:
-    """[M] the head's p(important) at each mismatch (hidden states where the draft token is read)."""
-    problems = mismatches.problems
-    features, _ = extract_features(
-        pair.target, pair.draft, problems, head.features, pair.pad_token_id, batch_size
+def head_scores(
+    heads: dict[str, JudgeHead], pair: ModelPair, mismatches: Mismatches, batch_size: int
+) -> dict[str, torch.Tensor]:
+    """[M] each head's p(important) at each mismatch (hidden states where the draft token is read, each
+    model encoded once for every head)."""
+    specs = [head.features for head in heads.values()]
+    states = encode_mismatches(
+        pair.target, pair.draft, mismatches.problems, specs, pair.pad_token_id, batch_size
     )
-    return head.probability(torch.from_numpy(features))
+    return {
+        method: head.probability(torch.from_numpy(states.features(head.features)))
+        for method, head in heads.items()
+    }
 
 
 def rate_threshold(sorted_scores: torch.Tensor, rate: float) -> float:
@@ -149,9 +155,7 @@ def method_scores(params: Params, heads: dict[str, JudgeHead]) -> dict[str, torc
         for e in task.load_split(compare.validation_split, compare.validation_limit)
     ]
     mismatches = validation_mismatches(pair, prompts, decoding.max_new_tokens, decoding.batch_size)
-    by_method = {
-        method: head_scores(head, pair, mismatches, decoding.batch_size) for method, head in heads.items()
-    }
+    by_method = head_scores(heads, pair, mismatches, decoding.batch_size)
     for method in compare.methods:
         base = method.removesuffix("-published") if method in FSD_PUBLISHED else method
         by_method[method] = scores(

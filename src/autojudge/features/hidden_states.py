@@ -2,11 +2,12 @@
 
 For a mismatch at response position t with draft token d, the feature is the hidden state at
 the position of d in prompt + response[:t] + [d] (AutoJudge section 3.2: "draft token
-embeddings"), from the target, the draft, or both concatenated, in a parallel forward pass.
-Since Algorithm 1 never changes a response before a tested position, the final response
-already holds d at t for every unimportant mismatch: one pass over it serves all of them, and
-only mismatches where the response kept the target's token (the important ones; every one of
-a checker-free SelfJudge response) need their own sequence.
+embeddings"), from the target, the draft, or both concatenated. Since Algorithm 1 never changes a
+response before a tested position, every such sequence is a prefix of the final response plus one
+token: where the response holds d at t (an unimportant mismatch) the feature is read off the response
+itself; every other draft token (the important ones; every one of a checker-free SelfJudge response)
+is appended to its problem's sequence at its own position, seeing only the prefix before it and itself.
+One forward pass per problem then serves all of its mismatches, as a tree of one-token branches.
 """
 
 from __future__ import annotations
@@ -35,27 +36,39 @@ class MismatchRow:
     index: int
 
 
-def plan_sequences(problems: list[MinedProblem]) -> tuple[list[list[int]], list[MismatchRow]]:
+@dataclass(frozen=True)
+class BranchedSequence:
+    """A problem's prompt + response (``trunk`` tokens, causal) followed by one-token branches: branch
+    ``j`` sits at position ``positions[trunk + j]`` and sees the first ``sees[j]`` trunk tokens and itself."""
+
+    tokens: list[int]
+    positions: list[int]
+    trunk: int
+    sees: list[int]
+
+
+def plan_sequences(problems: list[MinedProblem]) -> tuple[list[BranchedSequence], list[MismatchRow]]:
     """The sequences to encode and, for every mismatch, which row of which sequence is its feature."""
-    sequences: list[list[int]] = []
+    sequences: list[BranchedSequence] = []
     rows: list[MismatchRow] = []
     for problem in problems:
         if not problem.mismatches:
             continue
         prompt, response = problem.prompt_ids, problem.response_ids
-        full = len(sequences)
-        sequences.append(prompt + response)
+        trunk = prompt + response
+        branches: list[tuple[int, int]] = []  # (draft token, its position)
         for mismatch in problem.mismatches:
+            at = len(prompt) + mismatch.position
             held = response[mismatch.position]
             if held not in (mismatch.target_token, mismatch.draft_token):
                 raise ValueError(
                     f"problem {problem.id}: response does not hold the tested token at {mismatch.position}"
                 )
             if held == mismatch.target_token:
-                sequence = len(sequences)
-                sequences.append(prompt + response[: mismatch.position] + [mismatch.draft_token])
+                branches.append((mismatch.draft_token, at))
+                index = len(trunk) + len(branches) - 1
             else:
-                sequence = full
+                index = at
             rows.append(
                 MismatchRow(
                     problem.id,
@@ -63,36 +76,97 @@ def plan_sequences(problems: list[MinedProblem]) -> tuple[list[list[int]], list[
                     mismatch.target_token,
                     mismatch.draft_token,
                     mismatch.important,
-                    sequence,
-                    len(prompt) + mismatch.position,
+                    len(sequences),
+                    index,
                 )
             )
+        sequences.append(
+            BranchedSequence(
+                trunk + [token for token, _ in branches],
+                list(range(len(trunk))) + [at for _, at in branches],
+                len(trunk),
+                [at for _, at in branches],
+            )
+        )
     return sequences, rows
+
+
+def branch_mask(sequence: BranchedSequence, width: int, dtype: torch.dtype) -> torch.Tensor:
+    """[width, width] additive mask: the trunk causal, each branch its prefix and itself, padding itself."""
+    allowed = torch.ones(width, width, dtype=torch.bool).tril()
+    allowed[sequence.trunk :] = torch.eye(width, dtype=torch.bool)[sequence.trunk :]
+    for branch, sees in enumerate(sequence.sees):
+        allowed[sequence.trunk + branch, :sees] = True
+    return torch.zeros(width, width, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
 
 
 @torch.inference_mode()
 def last_hidden_states(
-    model: PreTrainedModel, sequences: list[list[int]], pad_token_id: int, batch_size: int, label: str
+    model: PreTrainedModel, sequences: list[BranchedSequence], pad_token_id: int, batch_size: int, label: str
 ) -> list[torch.Tensor]:
     """Last-layer (post final norm) hidden states [len, H] of each sequence, in float32."""
     device = next(model.parameters()).device
+    dtype = next(model.parameters()).dtype
     decoder = model.base_model
     states: list[torch.Tensor] = [torch.empty(0)] * len(sequences)
-    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i].tokens))
     for start in tqdm(range(0, len(order), batch_size), desc=f"features {label}", mininterval=2):
         chunk = order[start : start + batch_size]
-        width = max(len(sequences[i]) for i in chunk)
+        width = max(len(sequences[i].tokens) for i in chunk)
         ids = torch.full((len(chunk), width), pad_token_id, dtype=torch.long)
-        mask = torch.zeros_like(ids)
+        positions = torch.zeros_like(ids)
+        mask = torch.empty(len(chunk), 1, width, width, dtype=dtype)
         for row, index in enumerate(chunk):
-            ids[row, : len(sequences[index])] = torch.tensor(sequences[index])
-            mask[row, : len(sequences[index])] = 1
+            sequence = sequences[index]
+            ids[row, : len(sequence.tokens)] = torch.tensor(sequence.tokens)
+            positions[row, : len(sequence.tokens)] = torch.tensor(sequence.positions)
+            mask[row, 0] = branch_mask(sequence, width, dtype)
         hidden = (
-            decoder(input_ids=ids.to(device), attention_mask=mask.to(device)).last_hidden_state.float().cpu()
+            decoder(
+                input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device)
+            )
+            .last_hidden_state.float()
+            .cpu()
         )
         for row, index in enumerate(chunk):
-            states[index] = hidden[row, : len(sequences[index])]
+            states[index] = hidden[row, : len(sequences[index].tokens)]
     return states
+
+
+@dataclass(frozen=True)
+class MismatchStates:
+    """Every mismatch's hidden states, [M, H] per model that was encoded, and the mismatch of each row."""
+
+    rows: list[MismatchRow]
+    target: torch.Tensor | None
+    draft: torch.Tensor | None
+
+    def features(self, spec: FeatureSpec) -> np.ndarray:
+        """Feature matrix [M, spec.dimension] of a head that reads ``spec``."""
+        if not self.rows:
+            return np.zeros((0, spec.dimension), dtype=np.float32)
+        return spec.combine(self.target, self.draft).numpy().astype(np.float32)
+
+
+def encode_mismatches(
+    target: PreTrainedModel,
+    draft: PreTrainedModel,
+    problems: list[MinedProblem],
+    specs: list[FeatureSpec],
+    pad_token_id: int,
+    batch_size: int = 16,
+) -> MismatchStates:
+    """The hidden states every head of ``specs`` reads, each model encoded once."""
+    sequences, rows = plan_sequences(problems)
+    sources = {spec.source for spec in specs}
+
+    def encode(model: PreTrainedModel, label: str) -> torch.Tensor | None:
+        if not rows or not sources & {label, "both"}:
+            return None
+        states = last_hidden_states(model, sequences, pad_token_id, batch_size, label)
+        return torch.stack([states[row.sequence][row.index] for row in rows])
+
+    return MismatchStates(rows, encode(target, "target"), encode(draft, "draft"))
 
 
 def extract_features(
@@ -104,22 +178,5 @@ def extract_features(
     batch_size: int = 16,
 ) -> tuple[np.ndarray, list[MismatchRow]]:
     """Feature matrix [mismatches, spec.dimension] and the mismatch each row belongs to."""
-    sequences, rows = plan_sequences(problems)
-    if not rows:
-        return np.zeros((0, spec.dimension), dtype=np.float32), rows
-    target_states = (
-        last_hidden_states(target, sequences, pad_token_id, batch_size, "target")
-        if spec.source != "draft"
-        else None
-    )
-    draft_states = (
-        last_hidden_states(draft, sequences, pad_token_id, batch_size, "draft")
-        if spec.source != "target"
-        else None
-    )
-    features = []
-    for row in rows:
-        target_row = target_states[row.sequence][row.index] if target_states is not None else None
-        draft_row = draft_states[row.sequence][row.index] if draft_states is not None else None
-        features.append(spec.combine(target_row, draft_row))
-    return torch.stack(features).numpy().astype(np.float32), rows
+    states = encode_mismatches(target, draft, problems, [spec], pad_token_id, batch_size)
+    return states.features(spec), states.rows
