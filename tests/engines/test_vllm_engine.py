@@ -26,3 +26,14 @@ def test_the_session_engine_runs_in_this_process_and_keeps_its_threads(vllm_targ
         == int(os.environ["OMP_NUM_THREADS"])
         == max(1, len(os.sched_getaffinity(0)) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", 1)))
     )
+
+
+def test_a_spawned_cpu_worker_binds_every_core_of_this_process_unless_bound_already(monkeypatch):
+    from autojudge.engines.vllm_engine import CPU_BINDING_ENV, spawned_worker_binding
+
+    monkeypatch.delenv(CPU_BINDING_ENV, raising=False)
+    cores = ",".join(map(str, sorted(os.sched_getaffinity(0))))
+    assert spawned_worker_binding(1) == {CPU_BINDING_ENV: cores}
+    assert spawned_worker_binding(2) == {}  # several workers: vLLM's own lists, one per rank
+    monkeypatch.setenv(CPU_BINDING_ENV, "1")
+    assert spawned_worker_binding(1) == {}
