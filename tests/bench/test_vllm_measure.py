@@ -21,7 +21,7 @@ class NoMeter:
     def __exit__(self, *exc_info) -> None: ...
 
 
-def test_measure_warms_up_then_interleaves_tuning_and_timed_rounds() -> None:
+def test_measure_warms_up_on_one_batch_then_interleaves_tuning_and_timed_rounds() -> None:
     calls: list[tuple[str, int]] = []
 
     def decoder(name: str):
@@ -34,7 +34,7 @@ def test_measure_warms_up_then_interleaves_tuning_and_timed_rounds() -> None:
     measured = measure(
         {"a": decoder("a"), "b": decoder("b")}, [[1], [2], [3]], [[4]] * 4, [1, 2], 1, 1, NoMeter
     )
-    warm_up = [("a", 2), ("a", 1), ("b", 2), ("b", 1)]
+    warm_up = [("a", 2), ("b", 2)]  # one batch of the largest size each
     one_round = [("a", 1)] * 3 + [("a", 2), ("a", 1)] + [("b", 1)] * 3 + [("b", 2), ("b", 1)]
     accuracy = [("a", 2), ("a", 2), ("b", 2), ("b", 2)]  # untimed, at the largest batch size
     assert calls == warm_up + one_round + one_round + accuracy

@@ -18,7 +18,7 @@ Protocol (the AutoJudge paper, section 4.3 and appendix G, with an honest baseli
   so the choice and the report use different repeats (a window picked on the timed passes would
   favour whichever window got lucky); with one window there is nothing to choose and no tuning pass).
 * Batch sizes ``batch_sizes`` (requests per ``generate`` call; 1 is always one of them).
-* Per engine: one untimed warm-up pass per setting (largest batch size), then
+* Per engine: one untimed warm-up batch per setting (the largest batch size), then
   ``tuning_repeats + repeats`` rounds, each timing one pass of every setting at every batch size,
   interleaved so that machine load hits all of them alike. Reported: median tokens/s and seconds per
   problem (median pass seconds / problems).

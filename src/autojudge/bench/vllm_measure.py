@@ -86,10 +86,11 @@ def measure(
     repeats: int,
     meter: Callable[[], PowerMeter],
 ) -> Measured:
-    """A warm-up pass per decoder, ``tuning_repeats`` then ``repeats`` interleaved rounds, then the accuracy pass."""
+    """A warm-up batch per decoder (the first ``max(batch_sizes)`` prompts), ``tuning_repeats`` then
+    ``repeats`` interleaved rounds, then the accuracy pass."""
     largest = max(batch_sizes)
     for decode in decoders.values():
-        _pass(decode, prompts, largest)
+        _pass(decode, prompts[:largest], largest)
     measured = Measured({name: {size: [] for size in batch_sizes} for name in decoders})
     for round_index in range(tuning_repeats + repeats):
         for name, decode in decoders.items():
