@@ -3,8 +3,8 @@ so intervals are not points, and sorted scores for every head and compared rule.
 
 import torch
 
+from autojudge.evaluation.figures import ProblemFigures
 from autojudge.evaluation.scoring import EvalSummary
-from autojudge.evaluation.sweep import ProblemFigures
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 

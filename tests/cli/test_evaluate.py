@@ -95,7 +95,7 @@ def test_eval_refuses_a_head_of_another_pair_and_a_rule_without_its_threshold(
 
 def test_interval_recomputes_a_stored_interval_and_names_the_known_settings(autojudge, tmp_path):
     from autojudge.evaluation.comparison import mat_ratio
-    from autojudge.evaluation.sweep import ProblemFigures, figure_columns
+    from autojudge.evaluation.figures import ProblemFigures, figure_columns
 
     exact = [ProblemFigures(str(i), True, 60, 20 + i % 5) for i in range(20)]
     judge = [ProblemFigures(str(i), i % 7 != 0, 60, 8 + i % 4) for i in range(20)]

@@ -14,8 +14,9 @@ from autojudge.evaluation.comparison import (
     split_table,
 )
 from autojudge.evaluation.comparison_decode import compare_methods
+from autojudge.evaluation.figures import ProblemFigures
 from autojudge.evaluation.scoring import EvalSummary
-from autojudge.evaluation.sweep import ProblemFigures, Setting
+from autojudge.evaluation.sweep import Setting
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
 

@@ -4,7 +4,7 @@ import pytest
 
 from autojudge.errors import InputError
 from autojudge.evaluation.crossdomain import Domain, domain_row, head_table
-from autojudge.evaluation.sweep import ProblemFigures
+from autojudge.evaluation.figures import ProblemFigures
 
 
 def figures(correct: list[bool], tokens: int, passes: int) -> list[ProblemFigures]:

@@ -10,9 +10,9 @@ import autojudge.evaluation.comparison_decode as comparison_decode
 from autojudge.evaluation.comparison_decode import compare_methods
 from autojudge.evaluation.decode_cache import MADE_BY, DecodeCache, tree_digest
 from autojudge.evaluation.early_stop import Tally
+from autojudge.evaluation.figures import ProblemFigures
 from autojudge.evaluation.scoring import EvalSummary
 from autojudge.evaluation.setting import Setting
-from autojudge.evaluation.sweep import ProblemFigures
 
 
 @pytest.fixture

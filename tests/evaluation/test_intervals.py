@@ -11,7 +11,6 @@ import autojudge.evaluation.comparison_decode as comparison_decode
 import autojudge.evaluation.crossdomain_decode as crossdomain_decode
 from autojudge.errors import InputError
 from autojudge.evaluation.intervals import load_stored, recompute
-from autojudge.evaluation.sweep import ProblemFigures, figure_columns, figures_from_columns
 from autojudge.io import write_json
 
 
@@ -89,13 +88,6 @@ def test_every_interval_of_crossdomain_json_comes_back_from_the_file_alone(param
                 == row["accuracy_drop"]
             )
             assert recompute(stored, row["domain"], name, exact, "mat-ratio") == row["mat_gain_vs_exact_sd"]
-
-
-def test_columns_round_trip_through_json():
-    problems = [ProblemFigures("a", True, 10, 3), ProblemFigures("b", False, 7, 7)]
-    columns = json.loads(json.dumps(figure_columns(problems)))
-    assert columns == {"id": ["a", "b"], "correct": [True, False], "tokens": [10, 7], "target_passes": [3, 7]}
-    assert figures_from_columns(columns) == problems
 
 
 def test_bad_input_names_what_is_missing_and_what_is_known(compare_file, tmp_path):

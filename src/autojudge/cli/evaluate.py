@@ -68,14 +68,10 @@ def evaluate_command(
         raise typer.BadParameter(
             "compares a speculative decoding rule with exact SD, not one model", param_hint="--versus-exact"
         )
-    from autojudge.decoding.batched import BatchedDecoder, Request
-    from autojudge.evaluation.scoring import score, summary_intervals
-    from autojudge.models.prompts import encode_prompt
-    from autojudge.models.runtime import pair_from
     from autojudge.params import load_params
     from autojudge.tasks import get_task
 
-    settings = load_params(params)
+    settings = load_params(params)  # bad params, data or rules stop here, before the model stack imports
     task_name = task_name or settings.task.name
     window = window or settings.evaluate.window
     data_dir = settings.task.data_dir if task_name == settings.task.name else Path("data") / task_name
@@ -100,6 +96,11 @@ def evaluate_command(
             fly_entropy_top_k=compare.fly_entropy_top_k if fly_entropy_top_k is None else fly_entropy_top_k,
         )
         judge = _judge_head(config, head)  # before the models load: a missing head stops at once
+    from autojudge.decoding.batched import BatchedDecoder, Request
+    from autojudge.evaluation.scoring import score, summary_intervals
+    from autojudge.models.prompts import encode_prompt
+    from autojudge.models.runtime import pair_from
+
     pair = pair_from(settings)
     if config is None:
         acceptance, method = None, f"{rule} greedy"
@@ -151,8 +152,8 @@ def evaluate_command(
 def _versus_exact(generate, task, examples, pair, results, window: int, samples: int) -> dict:
     """Exact SD on the same problems: the rule's MAT ratio and accuracy drop, 95% paired-bootstrap intervals."""
     from autojudge.evaluation.comparison import accuracy_drop, mat_ratio
+    from autojudge.evaluation.figures import problem_figures
     from autojudge.evaluation.scoring import score
-    from autojudge.evaluation.sweep import problem_figures
     from autojudge.rules.acceptance import ExactMatch
     from autojudge.rules.config import RuleConfig
 

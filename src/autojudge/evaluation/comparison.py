@@ -28,7 +28,7 @@ from autojudge.rules.config import HEADS
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from autojudge.evaluation.sweep import ProblemFigures
+    from autojudge.evaluation.figures import ProblemFigures
 
 LABELS = {
     "judge": "AutoJudge head",

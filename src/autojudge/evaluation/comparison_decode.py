@@ -18,10 +18,11 @@ import torch
 from autojudge.evaluation.comparison import choose_points, chosen_settings, decision, split_table
 from autojudge.evaluation.decode_cache import DecodeCache, Outcome, tree_digest
 from autojudge.evaluation.early_stop import LossLimit, Tally
+from autojudge.evaluation.figures import ProblemFigures, figure_columns
 from autojudge.evaluation.grids import method_scores
 from autojudge.evaluation.rate_search import RateSearch
 from autojudge.evaluation.setting import Setting
-from autojudge.evaluation.sweep import ProblemFigures, figure_columns, run_settings, summary_row
+from autojudge.evaluation.sweep import run_settings, summary_row
 from autojudge.heads.artifact import load_head
 from autojudge.heads.out_of_fold import fold_heads_for
 from autojudge.models.pair import weights_digest

@@ -23,7 +23,7 @@ from autojudge.evaluation.comparison import MIN_COMPETENCE, accuracy_drop, mat_r
 from autojudge.evaluation.setting import Setting
 
 if TYPE_CHECKING:
-    from autojudge.evaluation.sweep import ProblemFigures
+    from autojudge.evaluation.figures import ProblemFigures
 
 
 @dataclass(frozen=True)

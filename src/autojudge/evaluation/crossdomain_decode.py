@@ -8,8 +8,9 @@ from pathlib import Path
 from autojudge.errors import InputError
 from autojudge.evaluation.comparison import MIN_COMPETENCE
 from autojudge.evaluation.crossdomain import Domain, domain_row, head_method
+from autojudge.evaluation.figures import figure_columns
 from autojudge.evaluation.setting import Setting
-from autojudge.evaluation.sweep import figure_columns, run_settings
+from autojudge.evaluation.sweep import run_settings
 from autojudge.heads.artifact import load_head
 from autojudge.params import Params
 

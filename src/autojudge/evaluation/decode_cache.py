@@ -25,9 +25,9 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 from autojudge.evaluation.early_stop import Tally
+from autojudge.evaluation.figures import ProblemFigures
 from autojudge.evaluation.scoring import EvalSummary
 from autojudge.evaluation.setting import Setting
-from autojudge.evaluation.sweep import ProblemFigures
 from autojudge.io import atomic_path, read_json, write_json
 
 Outcome = tuple[Setting, EvalSummary, list[ProblemFigures]]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from autojudge.errors import InputError
 from autojudge.evaluation.comparison import accuracy_drop, mat_ratio
-from autojudge.evaluation.sweep import FIGURE_COLUMNS, ProblemFigures, figures_from_columns
+from autojudge.evaluation.figures import FIGURE_COLUMNS, ProblemFigures, figures_from_columns
 from autojudge.io import read_json
 
 # statistic -> what it is, of settings a and b

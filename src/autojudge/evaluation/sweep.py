@@ -7,13 +7,14 @@ batched passes per cycle rather than one sequence at a time.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from autojudge.decoding.batched import BatchedDecoder, Request
 from autojudge.decoding.generation import Generation, Hook
 from autojudge.errors import InputError
 from autojudge.evaluation.early_stop import LossLimit
+from autojudge.evaluation.figures import ProblemFigures, problem_figures
 from autojudge.evaluation.scoring import EvalSummary, ExampleResult, score, summarize
 from autojudge.evaluation.setting import ALONE, Setting
 from autojudge.evaluation.vllm_sweep import decode_on_vllm, job_of
@@ -26,36 +27,6 @@ from autojudge.params import Params
 from autojudge.rules.acceptance import AcceptanceRule, JudgeRule
 from autojudge.rules.build import build_rule
 from autojudge.tasks.base import Example
-
-
-@dataclass(frozen=True)
-class ProblemFigures:
-    """One problem decoded with one setting: what the paired bootstrap resamples."""
-
-    id: str
-    correct: bool
-    tokens: int
-    target_passes: int
-
-
-def problem_figures(results: list[ExampleResult]) -> list[ProblemFigures]:
-    return [ProblemFigures(r.id, r.correct, r.tokens, r.target_passes) for r in results]
-
-
-FIGURE_COLUMNS = ("id", "correct", "tokens", "target_passes")
-
-
-def figure_columns(problems: list[ProblemFigures]) -> dict[str, list]:
-    """Per-problem figures as parallel lists (one per field, in problem order): compact in JSON."""
-    return {column: [getattr(p, column) for p in problems] for column in FIGURE_COLUMNS}
-
-
-def figures_from_columns(columns: dict[str, list]) -> list[ProblemFigures]:
-    """The inverse of :func:`figure_columns`."""
-    return [
-        ProblemFigures(str(i), bool(c), int(t), int(p))
-        for i, c, t, p in zip(*(columns[column] for column in FIGURE_COLUMNS), strict=True)
-    ]
 
 
 def _rule(setting: Setting, params: Params, heads: dict[str, JudgeHead]) -> AcceptanceRule:
