@@ -53,6 +53,7 @@ SHARES = {
     ),
 }
 SHARE_OF_MODULE = {module: share for share, (_, modules) in SHARES.items() for module in modules}
+SLOW_SHARES = ("pipeline", "smollm2")  # end-to-end runs: only tests marked slow may ask for their fixtures
 
 
 def share_the_cores() -> None:
@@ -76,12 +77,15 @@ def share_of(nodeid: str) -> str:
     return SHARE_OF_MODULE.get(module, module)
 
 
-def misplaced(module: str, fixturenames: list[str]) -> str | None:
-    """Why a test of ``module`` asking for ``fixturenames`` would build a share's fixture twice, if it would."""
+def misplaced(module: str, fixturenames: list[str], slow: bool = True) -> str | None:
+    """Why a test of ``module`` asking for ``fixturenames`` (``slow``: marked slow) would build a share's
+    fixture twice, or an end-to-end run in ``make test-fast``, if it would."""
     for share, (fixtures, _) in SHARES.items():
         asked = [name for name in fixtures if name in fixturenames]
         if asked and SHARE_OF_MODULE.get(module) != share:
             return f"{module} asks for {asked[0]}: list it in share {share!r} of tests/shares.py"
+        if asked and share in SLOW_SHARES and not slow:
+            return f"{module} asks for {asked[0]} without the slow mark: make test-fast would run it"
     return None
 
 
@@ -103,7 +107,8 @@ def pytest_xdist_make_scheduler(config, log):
 
 def pytest_collection_modifyitems(items) -> None:
     for item in items:
-        reason = misplaced(item.nodeid.split("::")[0], list(getattr(item, "fixturenames", ())))
+        fixtures = list(getattr(item, "fixturenames", ()))
+        reason = misplaced(item.nodeid.split("::")[0], fixtures, item.get_closest_marker("slow") is not None)
         if reason:
             raise pytest.UsageError(reason)
     order = list(SHARES)  # a stable sort: the shares first, longest first; the modules in their order

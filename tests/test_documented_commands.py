@@ -287,6 +287,7 @@ def check_outcome(words: list[str], status: int, stderr: str) -> None:
         assert status == 0, f"`{typed}` exited with {status}: {stderr[-2000:]}"
 
 
+@pytest.mark.slow  # the suite's pipeline run: not in make test-fast
 def test_the_documented_autojudge_commands_run_on_the_pipelines_state(deployed_pipeline, tmp_path):
     """Every runnable command but the presets, in one interpreter (``DRIVER``), on a copy of the checkout
     the pipeline run left (its registry, heads, comparison and data)."""

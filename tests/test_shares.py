@@ -20,6 +20,14 @@ def test_a_module_outside_the_share_of_its_fixture_is_named():
     assert next(iter(SHARES)) == "pipeline"  # the longest share is scheduled first
 
 
+def test_an_end_to_end_fixture_outside_the_slow_tests_is_named():
+    reason = misplaced("tests/test_pipeline.py", ["deployed_pipeline"], slow=False)
+    assert reason == (
+        "tests/test_pipeline.py asks for deployed_pipeline without the slow mark: make test-fast would run it"
+    )
+    assert misplaced("tests/engines/test_vllm_engine.py", ["vllm_target_engine"], slow=False) is None
+
+
 def test_each_worker_gets_its_cores(monkeypatch):
     for name in ("OMP_NUM_THREADS", "VLLM_CPU_OMP_THREADS_BIND"):
         monkeypatch.delenv(name, raising=False)
