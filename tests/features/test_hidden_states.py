@@ -23,7 +23,7 @@ def test_plan_reads_unimportant_from_the_response_and_branches_important_drafts_
     sequences, rows = plan_sequences([_problem()])
     (sequence,) = sequences
     assert sequence.tokens == [1, 20, 21, 30, 7, 32, 5, 34, 2, 9] and sequence.trunk == 9
-    assert sequence.positions == [*range(9), 6] and sequence.sees == [6]  # 9 where the target's 5 stood
+    assert sequence.positions == [*range(9), 6]  # 9 where the target's 5 stood, seeing the 6 tokens before
     assert [(r.sequence, r.index, r.important) for r in rows] == [(0, 4, False), (0, 9, True)]
     assert all(sequence.tokens[r.index] == r.draft_token for r in rows)
 
@@ -33,7 +33,7 @@ def test_plan_branches_a_draft_token_wherever_the_response_kept_the_targets():
     problem = _problem()
     problem.response_ids[1] = 31
     (sequence,), rows = plan_sequences([problem])
-    assert sequence.tokens[9:] == [7, 9] and sequence.positions[9:] == [4, 6] and sequence.sees == [4, 6]
+    assert sequence.tokens[9:] == [7, 9] and sequence.positions[9:] == [4, 6]
     assert (rows[0].sequence, rows[0].index) == (0, 9) and not rows[0].important
 
 

@@ -38,13 +38,12 @@ class MismatchRow:
 
 @dataclass(frozen=True)
 class BranchedSequence:
-    """A problem's prompt + response (``trunk`` tokens, causal) followed by one-token branches: branch
-    ``j`` sits at position ``positions[trunk + j]`` and sees the first ``sees[j]`` trunk tokens and itself."""
+    """A problem's prompt + response (``trunk`` tokens, causal) followed by one-token branches: a branch at
+    position ``p`` (``positions[trunk + j]``) sees the first ``p`` trunk tokens, its prefix, and itself."""
 
     tokens: list[int]
     positions: list[int]
     trunk: int
-    sees: list[int]
 
 
 def plan_sequences(problems: list[MinedProblem]) -> tuple[list[BranchedSequence], list[MismatchRow]]:
@@ -85,7 +84,6 @@ def plan_sequences(problems: list[MinedProblem]) -> tuple[list[BranchedSequence]
                 trunk + [token for token, _ in branches],
                 list(range(len(trunk))) + [at for _, at in branches],
                 len(trunk),
-                [at for _, at in branches],
             )
         )
     return sequences, rows
@@ -95,8 +93,8 @@ def branch_mask(sequence: BranchedSequence, width: int, dtype: torch.dtype) -> t
     """[width, width] additive mask: the trunk causal, each branch its prefix and itself, padding itself."""
     allowed = torch.ones(width, width, dtype=torch.bool).tril()
     allowed[sequence.trunk :] = torch.eye(width, dtype=torch.bool)[sequence.trunk :]
-    for branch, sees in enumerate(sequence.sees):
-        allowed[sequence.trunk + branch, :sees] = True
+    for row in range(sequence.trunk, len(sequence.tokens)):
+        allowed[row, : sequence.positions[row]] = True
     return torch.zeros(width, width, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
 
 
