@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 
 from autojudge.bench.vllm_plan import (
+    EXACT,
+    OVERHEAD,
+    STOCK,
+    TARGET,
     check_plan,
     head_points,
+    plan_engines,
     recommendations,
     runs_at,
     speculative_settings,
@@ -31,9 +36,9 @@ def test_settings_and_plan_checks() -> None:
         InputError, match=r"bench\.accuracy_problems 64 need 64 problems, but split 'test' has 24"
     ):
         check_plan(bench.model_copy(update={"accuracy_problems": 64}), 24)
-    with pytest.raises(InputError, match=r"bench\.engines_together needs one window .*, got \[1, 8\]"):
-        check_plan(bench.model_copy(update={"engines_together": True}))
-    check_plan(bench.model_copy(update={"engines_together": True, "windows": [8], "overhead_window": 8}))
+    with pytest.raises(InputError, match=r"bench\.tuning_problems must be >= 1, got 0"):
+        check_plan(bench.model_copy(update={"tuning_problems": 0}))
+    check_plan(bench.model_copy(update={"engines_together": True}))  # several windows: tuned first
 
 
 def test_one_window_has_no_tuning_pass() -> None:
@@ -96,3 +101,23 @@ def test_the_heads_chosen_points_come_from_the_comparison() -> None:
         },
     }
     assert head_points(comparison) == [0.01] and head_points({}) == []
+
+
+def test_engines_serve_each_setting_at_its_windows_stock_ones_first() -> None:
+    """Every setting at its windows (one grid, or each at its tuned window): the target alone, stock SD's
+    engines, then per window one plugin engine for the request overrides and one per own-engine config."""
+    head_rule, fsd = {"rule": "judge", "judge_head": "h"}, {"rule": "fsd-kl", "threshold": 0.2}
+    on_plugin = {EXACT: {"rule": "exact"}, "autojudge_t0.5": {"rule": "judge", "threshold": 0.5}}
+    on_plugin[OVERHEAD] = {"rule": "judge", "threshold": 0.0}
+    windows_of = {TARGET: [0], STOCK: [4], EXACT: [8], "autojudge_t0.5": [4], OVERHEAD: [8], "rec": [8]}
+    engines = plan_engines(windows_of, on_plugin, {"rec": fsd}, head_rule)
+    assert [(e.window, e.plugin, e.rule, list(e.settings)) for e in engines] == [
+        (0, False, None, [TARGET]),
+        (4, False, None, [STOCK]),
+        (4, True, head_rule, ["autojudge_t0.5"]),
+        (8, True, head_rule, [EXACT, OVERHEAD]),
+        (8, True, fsd, ["rec"]),
+    ]
+    assert engines[3].settings[OVERHEAD] == {"rule": "judge", "threshold": 0.0}
+    # one window's tuning phase: no target alone
+    assert [e.window for e in plan_engines({STOCK: [8], EXACT: [8]}, on_plugin, {}, head_rule)] == [8, 8]

@@ -17,6 +17,8 @@ Protocol (the AutoJudge paper, section 4.3 and appendix G, with an honest baseli
   passes only; the figures reported for it come from its other ``repeats`` passes at that window,
   so the choice and the report use different repeats (a window picked on the timed passes would
   favour whichever window got lucky); with one window there is nothing to choose and no tuning pass).
+  With ``engines_together``, one window per setting, chosen at batch size 1 on tuning passes of the
+  first ``tuning_problems`` problems before the timed phase (:mod:`autojudge.bench.window_tuning`).
 * Batch sizes ``batch_sizes`` (requests per ``generate`` call; 1 is always one of them).
 * Per engine: one untimed warm-up batch per setting (the largest batch size), then
   ``tuning_repeats + repeats`` rounds, each timing one pass of every setting at every batch size,
@@ -42,10 +44,12 @@ The target-alone and stock engines start first, with ``VLLM_PLUGINS=""`` and bef
 the plugin's hook (:func:`autojudge.vllm_plugin.register`, called once they are done), so no process of
 theirs carries it; the plugin engines follow. Engines run in this process when ``mining.vllm.in_process``
 says so (one device; on 2 CPU cores an engine starts in about 6 s instead of 38 s), otherwise vLLM
-spawns their processes. With ``bench.engines_together`` (one window) every engine starts in processes of
+spawns their processes. With ``bench.engines_together`` every engine starts in processes of
 its own, stock ones first, and all stay alive while every setting's passes interleave with all the
 others, so that a ratio between engines (a recommendation on its own engine over stock SD) compares the
-same minutes of the machine, as a ratio within one engine does. Stock engines get vLLM's default model runner (``VLLM_USE_V2_MODEL_RUNNER`` as the
+same minutes of the machine, as a ratio within one engine does; with several windows, each setting's
+window is first chosen on short tuning passes, one window's engines at a time
+(:mod:`autojudge.bench.window_tuning`), and only the chosen windows are timed. Stock engines get vLLM's default model runner (``VLLM_USE_V2_MODEL_RUNNER`` as the
 caller set it, or unset), plugin engines the V1 runner the plugin needs: every setting records its
 engine's runner, worker class and plugin state.
 
@@ -66,6 +70,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
@@ -73,17 +78,21 @@ from autojudge.bench.energy import PowerMeter
 from autojudge.bench.vllm_analysis import build_report
 from autojudge.bench.vllm_measure import DecodeFn, Measured, measure
 from autojudge.bench.vllm_plan import (
+    OVERHEAD,
     OVERHEAD_SETTING,
     STOCK,
     TARGET,
+    WindowsOf,
     check_plan,
     head_points,
     header,
+    plan_engines,
     recommendations,
     runs_at,
     speculative_settings,
     tuning_passes,
 )
+from autojudge.bench.window_tuning import timed_windows, tune_windows
 from autojudge.errors import AutoJudgeError
 
 PLUGIN_ENABLED = "loaded, enabled"
@@ -233,22 +242,44 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
     recommended = recommendations((comparison or {}).get("serving", {}), str(head_path))
     head_chosen = head_points(comparison or {})
     plugin_settings = speculative_settings([head.threshold, *bench.thresholds, *head_chosen])
-    # (window, plugin, start): stock engines first, before the plugin's hook enters this process
-    engines: list[tuple[int, bool, EngineStart]] = [(0, False, target_engine)]
-    engines += [(w, False, spec_engine(w, None, {STOCK: None})) for w in bench.windows]
-    for window in bench.windows:
-        runnable = [r for r in recommended if runs_at(r.config, window)]
-        chosen = plugin_settings + ([OVERHEAD_SETTING] if window == bench.overhead_window else [])
-        chosen += [r.setting for r in runnable if not r.own_engine]
-        head_rule = {"rule": "judge", "judge_head": str(head_path)}
-        engines.append((window, True, spec_engine(window, head_rule, {s.name: s.override for s in chosen})))
-        engines += [
-            (window, True, spec_engine(window, r.config, {r.setting.name: None}))
-            for r in runnable
-            if r.own_engine
+    head_rule = {"rule": "judge", "judge_head": str(head_path)}
+    on_plugin = {s.name: s.override for s in [*plugin_settings, OVERHEAD_SETTING]}
+    on_plugin |= {r.setting.name: r.setting.override for r in recommended if not r.own_engine}
+    own_engine = {r.setting.name: r.config for r in recommended if r.own_engine}
+
+    def engine_plan(windows_of: WindowsOf) -> list[tuple[int, bool, EngineStart]]:
+        return [
+            (e.window, e.plugin, spec_engine(e.window, e.rule, e.settings) if e.window else target_engine)
+            for e in plan_engines(windows_of, on_plugin, own_engine, head_rule)
         ]
+
+    windows_of: WindowsOf = {
+        TARGET: [0],
+        **{name: list(bench.windows) for name in [STOCK, *on_plugin]},
+        **{r.setting.name: [w for w in bench.windows if runs_at(r.config, w)] for r in recommended},
+        OVERHEAD: [bench.overhead_window],
+    }
+    tuning, engine_starts = None, 0
+    if together and len(bench.windows) > 1:  # each setting's window first (autojudge.bench.window_tuning)
+        tuning_prompts = timed[: bench.tuning_problems]
+
+        def run_tuning(decoders: dict[str, DecodeFn], repeats: int) -> Measured:
+            return measure(decoders, tuning_prompts, [], [1], repeats, 0, meter)
+
+        def measure_window(window: int, settings: WindowsOf) -> Measured:
+            nonlocal engine_starts
+            engines = engine_plan(settings)
+            engine_starts += len(engines)
+            measured = measure_engines(engines, run_tuning, bench.tuning_repeats, together=True)
+            return reduce(Measured.merged, (m for _, m in measured))
+
+        tuning = tune_windows(windows_of, measure_window, len(tuning_prompts), bench.tuning_repeats)
+        windows_of = timed_windows(tuning.chosen())
+        bench = bench.model_copy(update={"overhead_window": windows_of[OVERHEAD][0]})
+    engines = engine_plan(windows_of)
     by_window: dict[int, Measured] = {}
-    for window, measured in measure_engines(engines, run, tuning_passes(bench), together):
+    timed_tuning = 0 if tuning else tuning_passes(bench)
+    for window, measured in measure_engines(engines, run, timed_tuning, together):
         by_window[window] = by_window[window].merged(measured) if window in by_window else measured
     target = by_window.pop(0)
     report = header(bench, len(timed), len(accuracy_prompts))
@@ -277,7 +308,9 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
         for r in recommended
         if r.setting.name in report["settings"]
     }
-    report["engine_starts"], report["engines_together"] = len(engines), together
+    report["engine_starts"], report["engines_together"] = engine_starts + len(engines), together
+    if tuning is not None:
+        report["window_tuning"] = tuning.report()
     return report
 
 

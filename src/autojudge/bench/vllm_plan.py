@@ -15,6 +15,7 @@ TARGET = "target"
 STOCK = "sd_stock"
 EXACT = "sd_exact"
 OVERHEAD = "judge_t0"
+WindowsOf = dict[str, list[int]]  # setting -> the windows it runs at (the target alone: [0])
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,42 @@ def recommendations(serving: dict[str, dict], head_path: str) -> list[Recommenda
             )
         )
     return found
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine to start: the target alone (window 0), stock SD (no plugin), or a plugin engine started with
+    ``rule`` serving ``settings`` (name -> request override; None: the engine's own config)."""
+
+    window: int
+    plugin: bool
+    rule: dict[str, Any] | None
+    settings: dict[str, dict[str, Any] | None]
+
+
+def plan_engines(
+    windows_of: WindowsOf,
+    on_plugin: dict[str, dict[str, Any] | None],
+    own_engine: dict[str, dict[str, Any]],
+    head_rule: dict[str, Any],
+) -> list[EngineSpec]:
+    """The engines that run each setting at its windows: the target alone, stock SD's, then per window the
+    plugin engine (``head_rule``) with its request-override settings ``on_plugin`` and an engine per
+    ``own_engine`` config. Stock engines come first, before the plugin's hook enters the process."""
+
+    def at(name: str, window: int) -> bool:
+        return window in windows_of.get(name, [])
+
+    engines = [EngineSpec(0, False, None, {TARGET: None})] if TARGET in windows_of else []
+    engines += [EngineSpec(w, False, None, {STOCK: None}) for w in windows_of.get(STOCK, [])]
+    for w in sorted({w for ws in windows_of.values() for w in ws if w}):
+        plugin = {name: override for name, override in on_plugin.items() if at(name, w)}
+        if plugin:
+            engines.append(EngineSpec(w, True, head_rule, plugin))
+        engines += [
+            EngineSpec(w, True, rule, {name: None}) for name, rule in own_engine.items() if at(name, w)
+        ]
+    return engines
 
 
 def round_threshold(threshold: float) -> float:

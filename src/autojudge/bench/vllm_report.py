@@ -217,6 +217,7 @@ def card_section(report: dict[str, Any]) -> dict[str, Any]:
     return {
         **{key: report[key] for key in CARD_KEYS},
         "engines_together": report.get("engines_together", False),
+        "window_tuning": report.get("window_tuning"),
         "recommendations": recommendation_figures(report),
         "speed": speed_table(report),
         "energy": energy_table(report),
@@ -230,6 +231,13 @@ def _ratio_sentence(figures: dict[str, Any]) -> str:
 def _window_choice(section: dict[str, Any]) -> str:
     """How each setting's window was chosen, and how many passes its figures are the median of."""
     timed = f"the figures are medians of {section['repeats']} timed pass(es)"
+    tuning = section.get("window_tuning")
+    if tuning:
+        return (
+            f"Per setting, the window (of {section['windows']}) is the fastest at batch size 1 on "
+            f"{tuning['repeats']} tuning pass(es) of the first {tuning['problems']} problems, one window's "
+            f"engines alive at a time (table below); {timed} at that window, after a warm-up."
+        )
     if section["tuning_repeats"] == 0:
         return f"Every setting at window {section['windows'][0]}: {timed}, after a warm-up."
     return (
@@ -281,6 +289,7 @@ def section_markdown(section: dict[str, Any]) -> list[str]:
         "### Energy (batch size 1, one pass over the problems)",
         "",
         markdown(section["energy"]),
+        *_tuning_lines(section.get("window_tuning"), recommended),
     ]
     if headline["why_below_min_ratio"]:
         lines += [
@@ -290,6 +299,31 @@ def section_markdown(section: dict[str, Any]) -> list[str]:
             headline["why_below_min_ratio"],
         ]
     return lines
+
+
+def _tuning_lines(tuning: dict[str, Any] | None, recommended: dict[str, dict[str, Any]]) -> list[str]:
+    """The tuning passes' tokens/s by window (chosen window starred) and the load during each window's phase."""
+    if not tuning:
+        return []
+    rows = [
+        {
+            "setting": _display_name(name, recommended),
+            **{
+                f"W={w}": f"{rate:.1f}{' *' if int(w) == tuning['chosen'][name] else ''}"
+                for w, rate in rates.items()
+            },
+        }
+        for name, rates in tuning["tokens_per_s"].items()
+    ]
+    load = ", ".join(f"W={w} {a:.1f} -> {b:.1f}" for w, (a, b) in tuning["load_average_1m"].items())
+    return [
+        "",
+        f"### Window tuning (tokens/s, batch size 1, first {tuning['problems']} problems; * chosen)",
+        "",
+        markdown(rows),
+        "",
+        f"Machine load (1-minute average) during each window's tuning: {load}.",
+    ]
 
 
 def _recommendation_lines(recommended: dict[str, dict[str, Any]]) -> list[str]:

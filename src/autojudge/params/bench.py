@@ -25,13 +25,17 @@ class BenchParams(Section):
     thresholds: list[float] = []  # AutoJudge (rule judge) thresholds besides the head's own
     batch_sizes: list[PositiveInt] = [1, 8]  # requests per call; 1 must be one of them
     tuning_repeats: PositiveInt = 1  # passes that only choose each setting's window (not reported)
+    tuning_problems: PositiveInt = (
+        4  # engines_together, several windows: the first N problems, per tuning pass
+    )
     repeats: PositiveInt = 2  # timed passes per setting after the tuning ones; medians reported
     bootstrap_samples: int = Field(default=2000, ge=100)  # paired bootstrap over problems: 95% intervals
     seed: int = 0  # of the bootstrap's resampling
     meter_interval: float = Field(default=0.1, gt=0)  # seconds between nvidia-smi power samples
     min_ratio: float = Field(default=1.3, gt=0)  # AutoJudge/stock SD tokens/s below this: explain why
     # every engine alive at once, each in its own processes, and every setting's passes interleaved with all
-    # the others (ratios across engines compare the same minutes); one window, and memory for every engine
+    # the others (ratios across engines compare the same minutes); memory for every engine; several windows:
+    # each setting's window is chosen on short tuning passes first, one window's engines at a time
     engines_together: bool = False
 
     @model_validator(mode="after")
@@ -63,11 +67,7 @@ def bench_plan_problems(bench: Any) -> list[str]:
             f"bench.thresholds: {', '.join(f'{t:g}' for t in outside)} must be in [{low:g}, {high:g}], "
             "the judge rule's threshold range (a head's p(important))"
         )
-    if getattr(bench, "engines_together", False) and len(windows) > 1:
-        problems.append(
-            f"bench.engines_together needs one window (its engines stay alive together), got {windows}"
-        )
-    for name in ("problems", "accuracy_problems", "repeats", "tuning_repeats"):
+    for name in ("problems", "accuracy_problems", "repeats", "tuning_repeats", "tuning_problems"):
         if getattr(bench, name) < 1:
             problems.append(f"bench.{name} must be >= 1, got {getattr(bench, name)}")
     if bench.bootstrap_samples < 100:

@@ -1,0 +1,75 @@
+"""Each setting's window chosen on tuning passes with every engine alive together: which engines each phase
+starts, the choice, and the report's table (fake measurements; the real engines: the benchmark's runs)."""
+
+from __future__ import annotations
+
+from autojudge.bench.energy import EnergyReading
+from autojudge.bench.vllm_measure import Measured, Run
+from autojudge.bench.vllm_plan import EXACT, OVERHEAD, STOCK, TARGET, header
+from autojudge.bench.vllm_report import report_markdown
+from autojudge.bench.window_tuning import timed_windows, tune_windows, tuning_windows
+from autojudge.params import BenchParams
+
+JUDGE, FLY = "autojudge_t0.5", "recommended_1pt"
+WINDOWS = {TARGET: [0], STOCK: [4, 8], EXACT: [4, 8], JUDGE: [4, 8], FLY: [8], OVERHEAD: [8]}
+SECONDS = {
+    (STOCK, 4): 2.0,
+    (STOCK, 8): 2.5,
+    (EXACT, 4): 2.0,
+    (EXACT, 8): 2.0,
+    (JUDGE, 4): 2.0,
+    (JUDGE, 8): 1.0,
+}
+
+
+def _tuning_run(seconds: float) -> Run:
+    return Run(1, True, seconds, [[1] * 10], [4], EnergyReading.unavailable("none"), [seconds])
+
+
+def test_each_window_tunes_its_settings_and_the_timed_phase_runs_each_at_its_fastest() -> None:
+    phases: list[tuple[int, dict]] = []
+
+    def measure_window(window: int, settings: dict) -> Measured:
+        phases.append((window, settings))
+        runs = {name: {1: [_tuning_run(SECONDS.get((name, window), 3.0))] * 3} for name in settings}
+        return Measured(runs)
+
+    tuning = tune_windows(WINDOWS, measure_window, problems=4, repeats=3)
+    # one phase per window, with the settings that run at it: neither the target nor the overhead setting
+    assert phases == [
+        (4, {STOCK: [4], EXACT: [4], JUDGE: [4]}),
+        (8, {STOCK: [8], EXACT: [8], JUDGE: [8], FLY: [8]}),
+    ]
+    assert tuning.tokens_per_s[JUDGE] == {4: 5.0, 8: 10.0}
+    # stock SD is faster at 4; exact SD ties and takes the smaller window; the judge is faster at 8
+    chosen = tuning.chosen()
+    assert chosen == {STOCK: 4, EXACT: 4, JUDGE: 8, FLY: 8}
+    # the overhead setting is compared step for step with exact SD, so it follows exact SD's window
+    assert timed_windows(chosen) == {TARGET: [0], STOCK: [4], EXACT: [4], JUDGE: [8], FLY: [8], OVERHEAD: [4]}
+    report = tuning.report()
+    assert report["chosen"] == chosen and report["problems"] == 4 and report["batch_size"] == 1
+    assert set(report["load_average_1m"]) == {"4", "8"}
+
+
+def test_a_single_window_grid_has_one_tuning_phase() -> None:
+    assert [w for w, _ in tuning_windows({TARGET: [0], STOCK: [8], EXACT: [8], OVERHEAD: [8]})] == [8]
+
+
+def test_the_report_says_how_windows_were_chosen_and_tabulates_the_tuning(fake_report) -> None:
+    report = {**header(BenchParams(windows=[1, 8], batch_sizes=[1, 8]), 4, 4), **fake_report()}
+    report |= {"pair": "toy", "task": "arith", "engines_together": True}
+    report["window_tuning"] = {
+        "problems": 4,
+        "batch_size": 1,
+        "repeats": 1,
+        "tokens_per_s": {STOCK: {"1": 20.0, "8": 25.0}, JUDGE: {"1": 30.0, "8": 28.0}},
+        "chosen": {STOCK: 8, JUDGE: 1},
+        "load_average_1m": {"1": [1.0, 1.5], "8": [1.5, 2.0]},
+    }
+    text = report_markdown(report)
+    assert "the window (of [1, 8]) is the fastest at batch size 1 on 1 tuning pass(es) of the first 4" in text
+    assert (
+        "| SD stock (vLLM) | 20.0 | 25.0 * |" in text
+        and "| AutoJudge at threshold 0.5 | 30.0 * | 28.0 |" in text
+    )
+    assert "during each window's tuning: W=1 1.0 -> 1.5, W=8 1.5 -> 2.0." in text
