@@ -62,7 +62,7 @@ def _measured(spec: dict[str, tuple[float, float, int]], accuracy: dict[str, lis
     )
 
 
-def _report(min_ratio: float = 1.1, overhead_window: int = 8):
+def _report(min_ratio: float = 1.1, overhead_window: int = 8, tuned: bool = False):
     target = _measured({"target": (1.0, 1.0, 4)})
     target.runners["target"]["plugin"] = "not loaded"
     one_wrong = {"autojudge_t0.5": [RIGHT, RIGHT, RIGHT, WRONG]}
@@ -81,6 +81,12 @@ def _report(min_ratio: float = 1.1, overhead_window: int = 8):
             one_wrong,
         ),
     }
+    if tuned:  # windows chosen before the timed phase: each setting timed at its own window only
+        stock, plugin = by_window[1], by_window[8]
+        by_window = {
+            1: stock.only(["sd_stock"], stock.runners["sd_stock"]),
+            8: plugin.only(["sd_exact", "autojudge_t0.5", "judge_t0"], plugin.runners["sd_exact"]),
+        }
     bench = BenchParams(
         windows=[1, 8],
         overhead_window=overhead_window,
@@ -93,7 +99,8 @@ def _report(min_ratio: float = 1.1, overhead_window: int = 8):
 
 @pytest.fixture
 def fake_report():
-    """``fake_report(min_ratio=1.1, overhead_window=8)``: the report of the fake measurements."""
+    """``fake_report(min_ratio=1.1, overhead_window=8, tuned=False)``: the report of the fake measurements
+    (``tuned``: each setting timed at one window only, as after window tuning)."""
     return _report
 
 

@@ -56,7 +56,10 @@ def test_a_single_window_grid_has_one_tuning_phase() -> None:
 
 
 def test_the_report_says_how_windows_were_chosen_and_tabulates_the_tuning(fake_report) -> None:
-    report = {**header(BenchParams(windows=[1, 8], batch_sizes=[1, 8]), 4, 4), **fake_report()}
+    report = {**header(BenchParams(windows=[1, 8], batch_sizes=[1, 8]), 4, 4), **fake_report(tuned=True)}
+    # each setting timed at its own window: stock SD at 1, the plugin engine's settings at 8
+    assert report["sd_stock_equals_target"] == {"1": True} and report["sd_exact_equals_target"] == {"8": True}
+    assert report["headline"]["stock_window"] == 1 and report["headline"]["autojudge_window"] == 8
     report |= {"pair": "toy", "task": "arith", "engines_together": True}
     report["window_tuning"] = {
         "problems": 4,

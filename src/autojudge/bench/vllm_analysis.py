@@ -218,12 +218,8 @@ def build_report(
             "percent_interval": {**percent, "verdict": overhead_verdict},
             "same_tokens_as_exact": first_timed(at_overhead, OVERHEAD) == first_timed(at_overhead, EXACT),
         },
-        "sd_stock_equals_target": {
-            str(w): first_timed(m, STOCK) == target_tokens for w, m in sorted(by_window.items())
-        },
-        "sd_exact_equals_target": {
-            str(w): first_timed(m, EXACT) == target_tokens for w, m in sorted(by_window.items())
-        },
+        "sd_stock_equals_target": _equals_target(by_window, STOCK, target_tokens),
+        "sd_exact_equals_target": _equals_target(by_window, EXACT, target_tokens),
     }
     head_name = next(
         n
@@ -255,6 +251,15 @@ def build_report(
     }
     report["headline"]["why_below_min_ratio"] = _explain(report)
     return report
+
+
+def _equals_target(
+    by_window: dict[int, Measured], name: str, target_tokens: list[list[int]]
+) -> dict[str, bool]:
+    """Whether lossless setting ``name`` emitted the target's tokens, at each window it was timed at."""
+    return {
+        str(w): first_timed(m, name) == target_tokens for w, m in sorted(by_window.items()) if name in m.runs
+    }
 
 
 def _explain(report: dict[str, Any]) -> str | None:
