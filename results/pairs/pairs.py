@@ -101,8 +101,10 @@ def _recommendation_speed(metrics: Path, budget: str) -> str:
         return NOT_RUN
     for name, info in report.get("recommendations", {}).items():
         if budget in info["budgets_points"]:
-            ratio = report["settings"][name]["speedup_vs_stock_bs1"]
-            return f"{ratio['point']:.2f}x [{ratio['low']:.2f}, {ratio['high']:.2f}] ({info['method']})"
+            setting, stock = report["settings"][name], report["settings"]["sd_stock"]
+            ratio = setting["speedup_vs_stock_bs1"]
+            windows = f"W={setting['windows']['1']} vs W={stock['windows']['1']}"
+            return f"{ratio['point']:.2f}x [{ratio['low']:.2f}, {ratio['high']:.2f}] ({info['method']}, {windows})"
     return "- (not timed)"
 
 
@@ -145,8 +147,8 @@ def column(pair: Pair) -> dict[str, str]:
                 rows[f"{LABELS[method]} within {budget} pt: MAT x, drop pt"] = _method(by_budget.get(budget))
         decision = compare["decisions"]["test"][budget]
         rows[f"verdict within {budget} pt"] = _verdict(decision)
-        rows[f"recommendation within {budget} pt: vLLM tokens/s vs stock SD, bs 1"] = _recommendation_speed(
-            metrics, budget
+        rows[f"recommendation within {budget} pt: vLLM tokens/s vs stock SD, bs 1 (windows)"] = (
+            _recommendation_speed(metrics, budget)
         )
         rows[f"recommendation within {budget} pt, sampled T = 0.7"] = _sampled(metrics, budget, compare)
     return rows
