@@ -36,9 +36,14 @@ def test_settings_and_plan_checks() -> None:
         InputError, match=r"bench\.accuracy_problems 64 need 64 problems, but split 'test' has 24"
     ):
         check_plan(bench.model_copy(update={"accuracy_problems": 64}), 24)
+    together = bench.model_copy(update={"engines_together": True, "problems": 20, "tuning_problems": 10})
+    check_plan(together, 30)  # windows tuned first, on the 10 problems after the 20 timed ones
+    with pytest.raises(
+        InputError, match=r"bench\.tuning_problems 10 need 30 problems, but split 'test' has 29"
+    ):
+        check_plan(together, 29)
     with pytest.raises(InputError, match=r"bench\.tuning_problems must be >= 1, got 0"):
         check_plan(bench.model_copy(update={"tuning_problems": 0}))
-    check_plan(bench.model_copy(update={"engines_together": True}))  # several windows: tuned first
 
 
 def test_one_window_has_no_tuning_pass() -> None:

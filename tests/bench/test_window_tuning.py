@@ -29,12 +29,13 @@ def _tuning_run(seconds: float) -> Run:
 def test_each_window_tunes_its_settings_and_the_timed_phase_runs_each_at_its_fastest() -> None:
     phases: list[tuple[int, dict]] = []
 
-    def measure_window(window: int, settings: dict) -> Measured:
+    def measure_window(settings: dict) -> Measured:
+        (window,) = {w for ws in settings.values() for w in ws}
         phases.append((window, settings))
         runs = {name: {1: [_tuning_run(SECONDS.get((name, window), 3.0))] * 3} for name in settings}
         return Measured(runs)
 
-    tuning = tune_windows(WINDOWS, measure_window, problems=4, repeats=3)
+    tuning = tune_windows(WINDOWS, measure_window, problems=4, first_problem=20, repeats=3)
     # one phase per window, with the settings that run at it: neither the target nor the overhead setting
     assert phases == [
         (4, {STOCK: [4], EXACT: [4], JUDGE: [4]}),
@@ -48,6 +49,7 @@ def test_each_window_tunes_its_settings_and_the_timed_phase_runs_each_at_its_fas
     assert timed_windows(chosen) == {TARGET: [0], STOCK: [4], EXACT: [4], JUDGE: [8], FLY: [8], OVERHEAD: [4]}
     report = tuning.report()
     assert report["chosen"] == chosen and report["problems"] == 4 and report["batch_size"] == 1
+    assert report["first_problem"] == 20
     assert set(report["load_average_1m"]) == {"4", "8"}
 
 
@@ -63,6 +65,7 @@ def test_the_report_says_how_windows_were_chosen_and_tabulates_the_tuning(fake_r
     report |= {"pair": "toy", "task": "arith", "engines_together": True}
     report["window_tuning"] = {
         "problems": 4,
+        "first_problem": 6,
         "batch_size": 1,
         "repeats": 1,
         "tokens_per_s": {STOCK: {"1": 20.0, "8": 25.0}, JUDGE: {"1": 30.0, "8": 28.0}},
@@ -70,7 +73,11 @@ def test_the_report_says_how_windows_were_chosen_and_tabulates_the_tuning(fake_r
         "load_average_1m": {"1": [1.0, 1.5], "8": [1.5, 2.0]},
     }
     text = report_markdown(report)
-    assert "the window (of [1, 8]) is the fastest at batch size 1 on 1 tuning pass(es) of the first 4" in text
+    assert (
+        "the window (of [1, 8]) is the fastest at batch size 1 on 1 tuning pass(es) of problems 7-10 of the "
+        "split (not timed)" in text
+    )
+    assert "### Window tuning (tokens/s, batch size 1, problems 7-10 of the split; * chosen)" in text
     assert (
         "| SD stock (vLLM) | 20.0 | 25.0 * |" in text
         and "| AutoJudge at threshold 0.5 | 30.0 * | 28.0 |" in text

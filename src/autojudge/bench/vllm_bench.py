@@ -18,9 +18,11 @@ Protocol (the AutoJudge paper, section 4.3 and appendix G, with an honest baseli
   so the choice and the report use different repeats (a window picked on the timed passes would
   favour whichever window got lucky); with one window there is nothing to choose and no tuning pass).
   With ``engines_together``, one window per setting, chosen at batch size 1 on tuning passes of the
-  first ``tuning_problems`` problems before the timed phase (:mod:`autojudge.bench.window_tuning`).
+  ``tuning_problems`` problems after the timed ones, before the timed phase
+  (:mod:`autojudge.bench.window_tuning`).
 * Batch sizes ``batch_sizes`` (requests per ``generate`` call; 1 is always one of them).
-* Per engine: one untimed warm-up batch per setting (the largest batch size), then
+* Per engine: one untimed warm-up batch per setting (the largest batch size of the pass: 1 in
+  tuning passes), then
   ``tuning_repeats + repeats`` rounds, each timing one pass of every setting at every batch size,
   interleaved so that machine load hits all of them alike. Reported: median tokens/s and seconds per
   problem (median pass seconds / problems).
@@ -87,9 +89,11 @@ from autojudge.bench.vllm_plan import (
     head_points,
     header,
     plan_engines,
+    problems_needed,
     recommendations,
     runs_at,
     speculative_settings,
+    tunes_windows_first,
     tuning_passes,
 )
 from autojudge.bench.window_tuning import timed_windows, tune_windows
@@ -180,11 +184,12 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
     # refuse a head the plugin cannot use before any engine starts
     head = load_checked_head(str(head_path), target_dir, hidden_size(target_dir), params.pair.proposer)
     task = task_from(params)
-    examples = task.load_split(bench.split, max(bench.problems, bench.accuracy_problems))
+    examples = task.load_split(bench.split, problems_needed(bench))
     check_plan(bench, len(examples))
     tokenizer = load_tokenizer(params.pair.target, "target")
     prompts = [encode_prompt(tokenizer, task.build_prompt(e), params.pair.chat_template) for e in examples]
     timed, accuracy_prompts = prompts[: bench.problems], prompts[: bench.accuracy_problems]
+    tuning_prompts = prompts[bench.problems : bench.problems + bench.tuning_problems]  # never timed
     eos = _eos_token_ids(params.pair.target, tokenizer)
     max_new = params.decoding.max_new_tokens
     sizes = sorted(bench.batch_sizes)
@@ -260,20 +265,21 @@ def run_benchmark(params: Any, head_path: Path, comparison: dict[str, Any] | Non
         OVERHEAD: [bench.overhead_window],
     }
     tuning, engine_starts = None, 0
-    if together and len(bench.windows) > 1:  # each setting's window first (autojudge.bench.window_tuning)
-        tuning_prompts = timed[: bench.tuning_problems]
+    if tunes_windows_first(bench):  # each setting's window first (autojudge.bench.window_tuning)
 
         def run_tuning(decoders: dict[str, DecodeFn], repeats: int) -> Measured:
             return measure(decoders, tuning_prompts, [], [1], repeats, 0, meter)
 
-        def measure_window(window: int, settings: WindowsOf) -> Measured:
+        def measure_window(settings: WindowsOf) -> Measured:
             nonlocal engine_starts
             engines = engine_plan(settings)
             engine_starts += len(engines)
             measured = measure_engines(engines, run_tuning, bench.tuning_repeats, together=True)
             return reduce(Measured.merged, (m for _, m in measured))
 
-        tuning = tune_windows(windows_of, measure_window, len(tuning_prompts), bench.tuning_repeats)
+        tuning = tune_windows(
+            windows_of, measure_window, len(tuning_prompts), bench.problems, bench.tuning_repeats
+        )
         windows_of = timed_windows(tuning.chosen())
         bench = bench.model_copy(update={"overhead_window": windows_of[OVERHEAD][0]})
     engines = engine_plan(windows_of)

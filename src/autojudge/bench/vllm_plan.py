@@ -128,14 +128,28 @@ def threshold_of(name: str) -> float:
 def check_plan(bench: Any, split_problems: int | None = None) -> None:
     """Refuse a benchmark plan that cannot produce its figures (``split_problems``: what the split holds)."""
     problems = bench_plan_problems(bench)
-    needed = max(bench.problems, bench.accuracy_problems)
+    needed = problems_needed(bench)
     if split_problems is not None and split_problems < needed:
+        tuning = f" and bench.tuning_problems {bench.tuning_problems}" if tunes_windows_first(bench) else ""
         problems.append(
-            f"bench.problems {bench.problems} and bench.accuracy_problems {bench.accuracy_problems} need "
+            f"bench.problems {bench.problems}, bench.accuracy_problems {bench.accuracy_problems}{tuning} need "
             f"{needed} problems, but split {bench.split!r} has {split_problems}"
         )
     if problems:
         raise InputError("; ".join(problems))
+
+
+def tunes_windows_first(bench: Any) -> bool:
+    """Whether each setting's window is chosen on tuning passes before the timed phase
+    (:mod:`autojudge.bench.window_tuning`): every engine alive together, and several windows."""
+    return bool(bench.engines_together) and len(bench.windows) > 1
+
+
+def problems_needed(bench: Any) -> int:
+    """Problems the benchmark reads from its split: the timed and accuracy ones, and with windows tuned first
+    the ``tuning_problems`` right after the timed ones."""
+    tuning = bench.tuning_problems if tunes_windows_first(bench) else 0
+    return max(bench.problems + tuning, bench.accuracy_problems)
 
 
 def tuning_passes(bench: Any) -> int:

@@ -235,7 +235,7 @@ def _window_choice(section: dict[str, Any]) -> str:
     if tuning:
         return (
             f"Per setting, the window (of {section['windows']}) is the fastest at batch size 1 on "
-            f"{tuning['repeats']} tuning pass(es) of the first {tuning['problems']} problems, one window's "
+            f"{tuning['repeats']} tuning pass(es) of {_tuning_problems(tuning)} (not timed), one window's "
             f"engines alive at a time (table below); {timed} at that window, after a warm-up."
         )
     if section["tuning_repeats"] == 0:
@@ -301,6 +301,12 @@ def section_markdown(section: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _tuning_problems(tuning: dict[str, Any]) -> str:
+    """The tuning problems' place in the split, counted from 1: the ones right after the timed problems."""
+    first = tuning["first_problem"] + 1
+    return f"problems {first}-{first + tuning['problems'] - 1} of the split"
+
+
 def _tuning_lines(tuning: dict[str, Any] | None, recommended: dict[str, dict[str, Any]]) -> list[str]:
     """The tuning passes' tokens/s by window (chosen window starred) and the load during each window's phase."""
     if not tuning:
@@ -318,7 +324,7 @@ def _tuning_lines(tuning: dict[str, Any] | None, recommended: dict[str, dict[str
     load = ", ".join(f"W={w} {a:.1f} -> {b:.1f}" for w, (a, b) in tuning["load_average_1m"].items())
     return [
         "",
-        f"### Window tuning (tokens/s, batch size 1, first {tuning['problems']} problems; * chosen)",
+        f"### Window tuning (tokens/s, batch size 1, {_tuning_problems(tuning)}; * chosen)",
         "",
         markdown(rows),
         "",

@@ -5,10 +5,12 @@ A draft window is an engine's setting (vLLM's ``num_speculative_tokens``), and t
 window cannot all be alive at once, so the choice and the timed figures come from two phases:
 
 1. **Tuning**: one window after another, every engine of that window alive together; every setting
-   decodes the first ``bench.tuning_problems`` problems at batch size 1 in ``bench.tuning_repeats``
-   interleaved passes. A setting's window is the one whose passes gave the highest median tokens/s (a tie
-   goes to the smaller window); the judge-overhead setting follows exact SD's window, since the two
-   are compared step for step.
+   decodes ``bench.tuning_problems`` problems at batch size 1 in ``bench.tuning_repeats`` interleaved
+   passes. They are the split's problems right after the timed ones, so a window is never chosen on the
+   problems it is then timed on (a window that got lucky on them would be favoured). A setting's window
+   is the one whose passes gave the highest median tokens/s (``choose_window``: a tie goes to the
+   smaller window); the judge-overhead setting follows exact SD's window, since the two are compared
+   step for step.
 2. **Timed**: every setting at its chosen window, all engines alive together, as with one window.
 
 Windows are compared across phases that ran one after another, so each tuning phase records the
@@ -23,6 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from autojudge.bench.vllm_analysis import choose_window
 from autojudge.bench.vllm_measure import Measured
 from autojudge.bench.vllm_plan import EXACT, OVERHEAD, TARGET, WindowsOf
 
@@ -33,6 +36,7 @@ class WindowTuning:
     machine's 1-minute load before and after each window's phase."""
 
     problems: int
+    first_problem: int  # the split's index of the first tuning problem (the timed ones come before it)
     repeats: int
     tokens_per_s: dict[str, dict[int, float]] = field(default_factory=dict)
     load_average_1m: dict[int, list[float]] = field(default_factory=dict)
@@ -46,11 +50,12 @@ class WindowTuning:
 
     def chosen(self) -> dict[str, int]:
         """Each tuned setting's fastest window (a tie goes to the smaller window)."""
-        return {name: max(sorted(rates), key=rates.__getitem__) for name, rates in self.tokens_per_s.items()}
+        return {name: choose_window(rates) for name, rates in self.tokens_per_s.items()}
 
     def report(self) -> dict[str, Any]:
         return {
             "problems": self.problems,
+            "first_problem": self.first_problem,
             "batch_size": 1,
             "repeats": self.repeats,
             "tokens_per_s": {
@@ -78,14 +83,15 @@ def timed_windows(chosen: dict[str, int]) -> WindowsOf:
 
 def tune_windows(
     windows_of: WindowsOf,
-    measure_window: Callable[[int, WindowsOf], Measured],
+    measure_window: Callable[[WindowsOf], Measured],
     problems: int,
+    first_problem: int,
     repeats: int,
 ) -> WindowTuning:
-    """Phase 1: ``measure_window(window, its settings)`` measures one window's engines alive together."""
-    tuning = WindowTuning(problems, repeats)
+    """Phase 1: ``measure_window(settings)`` measures one window's settings, their engines alive together."""
+    tuning = WindowTuning(problems, first_problem, repeats)
     for window, settings in tuning_windows(windows_of):
         before = os.getloadavg()[0]
-        measured = measure_window(window, settings)
+        measured = measure_window(settings)
         tuning.add(window, measured, [before, os.getloadavg()[0]])
     return tuning

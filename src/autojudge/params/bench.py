@@ -25,9 +25,7 @@ class BenchParams(Section):
     thresholds: list[float] = []  # AutoJudge (rule judge) thresholds besides the head's own
     batch_sizes: list[PositiveInt] = [1, 8]  # requests per call; 1 must be one of them
     tuning_repeats: PositiveInt = 1  # passes that only choose each setting's window (not reported)
-    tuning_problems: PositiveInt = (
-        4  # engines_together, several windows: the first N problems, per tuning pass
-    )
+    tuning_problems: PositiveInt = 4  # engines_together, several windows: the N after the timed ones
     repeats: PositiveInt = 2  # timed passes per setting after the tuning ones; medians reported
     bootstrap_samples: int = Field(default=2000, ge=100)  # paired bootstrap over problems: 95% intervals
     seed: int = 0  # of the bootstrap's resampling
