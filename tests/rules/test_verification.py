@@ -1,8 +1,10 @@
 """Batched verification on hand-made batches: the vLLM layout, the reference rules, mixed rules."""
 
+import pytest
 import torch
 from helpers import rule
 
+from autojudge.errors import InputError
 from autojudge.rules.acceptance import ExactMatch, TopK, Window
 from autojudge.rules.training_free import FuzzyRule
 from autojudge.rules.verification import PLACEHOLDER_TOKEN_ID, accepted_rows, greedy_verify
@@ -67,15 +69,19 @@ def test_rows_of_different_requests_use_their_own_rule():
     assert accepted_rows([TopK(2)], None, window, lossless_here).tolist() == [True, False, True, False]
 
 
-def test_divergence_rule_accepts_close_distributions_and_stays_lossless_without_draft_logits():
+def test_divergence_rule_accepts_close_distributions_and_refuses_drafts_without_draft_logits():
+    """Without the drafter's logits a rule that reads them refuses the window (never a silent lossless
+    decision); where no row may be decided (placeholders only), the native decision stands."""
     target = torch.log(torch.tensor([[0.5, 0.5, 0, 0, 0, 0], [0.5, 0.5, 0, 0, 0, 0]]) + 1e-12)
     draft = torch.log(torch.tensor([[0.5, 0.5, 0, 0, 0, 0], [0.0, 1.0, 0, 0, 0, 0]]) + 1e-12)
     fsd = rule("fsd-tv", 0.25)
     assert isinstance(fsd, FuzzyRule)
     # TV = 0 for the first row, 0.5 for the second (hand-computed); draft token 1 is not the argmax (0)
     assert fsd.accept_mismatch(_window([1, 1], target, draft)).tolist() == [True, False]
-    two = torch.ones(2, dtype=torch.bool)
-    assert not accepted_rows([fsd], None, _window([1, 1], target), two).any()
+    with pytest.raises(InputError, match=r"rule fsd-tv.* reads the drafter's logits"):
+        accepted_rows([fsd], None, _window([1, 1], target), torch.ones(2, dtype=torch.bool))
+    placeholders = torch.zeros(2, dtype=torch.bool)
+    assert not accepted_rows([fsd], None, _window([1, 1], target), placeholders).any()
 
 
 def test_fsd_as_published_decides_matches_too_but_only_where_it_may():

@@ -16,6 +16,7 @@ from autojudge.vllm_plugin.counters import (
     CounterFile,
     LossyCounts,
     PendingStep,
+    RequestCounts,
     counters_dir,
     expose_counters,
 )
@@ -92,3 +93,15 @@ def test_the_frontend_picks_the_directory_its_engine_processes_inherit(tmp_path)
     made = expose_counters(environ, registry)
     assert environ[METRICS_DIR_ENV] == str(made) and made.is_dir()
     assert counters_dir({}) is None
+
+
+def test_a_request_log_gives_each_request_its_counts_since_the_reader_began(tmp_path):
+    """Counts logged per step reach the caller under the request id it gave (vLLM appends 8 characters);
+    a reader made later sees only what came after it."""
+    counts = LossyCounts(None, tmp_path)
+    counts.add([("7-abcd1234", "topk", 2, 4), ("8-ffff0000", "exact", 0, 3)])
+    first = RequestCounts(tmp_path)
+    counts.add([("7-abcd1234", "topk", 1, 4), ("autojudge-3-0badf00d", "topk", 0, 0)])
+    counts.add([("autojudge-3-0badf00d", "topk", 1, 2)])
+    assert RequestCounts(tmp_path).read() == {}
+    assert first.read() == {"7": [1, 4], "autojudge-3": [1, 2]}

@@ -58,12 +58,7 @@ def test_requests_with_their_own_rule_get_their_rows():
     assert context.rule_of_row.tolist() == [0, 0, 1]
 
 
-@pytest.mark.parametrize(("drafted", "raises"), [({"a", "b"}, True), ({"a"}, False)])
-def test_a_rule_reading_drafter_logits_stops_a_step_the_drafter_kept_none_for(drafted, raises):
-    """Missing logits for drafts the drafter made this step mean a changed proposer: the step raises
-    instead of verifying losslessly; zero-filled placeholders (drafter skipped) keep the native decision."""
-    plain = SimpleNamespace(extra_args=None)
-    runner = _runner(["a", "b"], {"a": plain, "b": plain})
+def _fsd_state(drafted: set[str]) -> RunnerState:
     state = RunnerState(
         config=PluginConfig("fsd-tv", threshold=0.5),
         head=None,
@@ -71,12 +66,29 @@ def test_a_rule_reading_drafter_logits_stops_a_step_the_drafter_kept_none_for(dr
         capture_draft_logits=True,
     )
     state.drafted, state.pending_hidden = drafted, torch.zeros(16, 3)
-    metadata = _metadata([2, 1], [1, 2, 3])
-    if raises:
-        with pytest.raises(UnhookedVerificationError, match="rule fsd-tv reads the drafter's logits"):
-            state.step_context(runner, metadata)
-    else:
-        assert state.step_context(runner, metadata).draft_logits is None
+    return state
+
+
+@pytest.mark.parametrize("drafted", [{"a", "b"}, {"a"}], ids=["both-drafted", "b-skipped"])
+def test_a_rule_reading_drafter_logits_stops_a_step_the_drafter_kept_none_for(drafted):
+    """Missing logits for drafts the drafter made this step mean a changed proposer: the step raises
+    instead of verifying losslessly, also when another request of the step was skipped by the drafter."""
+    plain = SimpleNamespace(extra_args=None)
+    runner = _runner(["a", "b"], {"a": plain, "b": plain})
+    with pytest.raises(UnhookedVerificationError, match="rule fsd-tv reads the drafter's logits"):
+        _fsd_state(drafted).step_context(runner, _metadata([2, 1], [1, 2, 3]))
+
+
+def test_a_request_the_drafter_skipped_is_filled_and_never_keeps_the_others_from_their_rule():
+    """b's placeholder row gets zero logits (no rule may accept it: ``drafted`` is False there); a's rows
+    get the drafter's logits, so the rule decides them."""
+    plain = SimpleNamespace(extra_args=None)
+    runner = _runner(["a", "b"], {"a": plain, "b": plain})
+    state = _fsd_state({"a"})
+    state.draft_logits, state.draft_req_ids = torch.arange(1.0, 25.0).reshape(2, 4, 3), ["a", "b"]
+    context = state.step_context(runner, _metadata([2, 1], [1, 2, 3]))
+    assert context.draft_logits.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [0.0, 0.0, 0.0]]
+    assert context.drafted.tolist() == [True, True, False]
 
 
 class _SilentBase:
@@ -144,13 +156,17 @@ def test_drafts_sampled_from_the_drafter_are_refused():
         )
 
 
-def test_a_step_where_every_request_verifies_exactly_is_left_to_vllm():
+def test_a_step_where_every_request_verifies_exactly_goes_through_the_same_core():
+    """The lossless control and the lossy rules differ only in what they accept: exact is decided by the
+    plugin's core like every rule, not handed back to vLLM's kernel; a step without drafts has no context."""
     exact = SimpleNamespace(extra_args={"autojudge_rule": "exact"})
     state = _state(drafted={"a", "b", "c"})
     runner = _runner(["a", "b"], {"a": exact, "b": exact})
-    assert state.step_context(runner, _metadata([2, 1], [1, 2, 3])) is None
+    context = state.step_context(runner, _metadata([2, 1], [1, 2, 3]))
+    assert [rule.name for rule in context.rules] == ["exact"] and context.rule_of_row is None
     runner = _runner(["a", "c"], {"a": exact, "c": SimpleNamespace(extra_args=None)})
     assert state.step_context(runner, _metadata([2, 1], [1, 2, 3])).rule_of_row.tolist() == [0, 0, 1]
+    assert state.step_context(runner, _metadata([0, 0], [])) is None
 
 
 def test_a_step_counts_real_drafts_and_lossy_accepts_by_request_and_rule():
@@ -166,7 +182,7 @@ def test_a_step_counts_real_drafts_and_lossy_accepts_by_request_and_rule():
     state.count_step(torch.tensor([1, 0, 0, 0]))
     assert state.counts.requests == {"a": [1, 2], "b": [0, 1]}
     runner = _runner(["b"], {"b": exact})
-    assert state.step_context(runner, _metadata([1], [4])) is None  # vLLM decides: no lossy counts
-    state.count_step(None)
+    assert state.step_context(runner, _metadata([1], [4])).rules[0].name == "exact"
+    state.count_step(torch.tensor([0]))
     assert state.counts.requests["b"] == [0, 2]
     assert state.counts.totals["topk"][0] >= 1 and state.counts.totals["exact"][0] == 0

@@ -28,7 +28,8 @@ import torch
 
 from autojudge.errors import InputError
 from autojudge.rules.acceptance import AcceptanceRule, Window
-from autojudge.rules.verification import accepted_count, standard_test, tempered_draft_logits
+from autojudge.rules.verdict import greedy_choice
+from autojudge.rules.verification import accepted_count, rejected_mass, standard_test, tempered_draft_logits
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def verify(
         if observed:
             shifts = _shifts(observed, window, probs, accepted)
     if probs is None:
-        follow = int(scores[accepted].argmax())
+        follow = int(greedy_choice(scores[accepted]))
     else:
         follow = _draw(probs[accepted], generator, int(draft[accepted]) if accepted < count else None)
     return Verdict(accepted, mismatches, follow, shifts)
@@ -118,12 +119,7 @@ def _shifts(
     """Per observed rule: the total variation it would add, summed over the positions this cycle decided
     (its accepted prefix and the first rejection)."""
     decided = min(accepted + 1, window.draft_tokens.shape[0])
-    draft = window.draft_tokens[:decided].unsqueeze(-1)
-    if probs is None:  # greedy: p is one-hot at the argmax
-        rejected_mass = (window.draft_tokens[:decided] != window.target_tokens[:decided]).double()
-    else:
-        rejected_mass = 1.0 - probs[:decided].gather(-1, draft).squeeze(-1).double()
+    rejected = rejected_mass(window, probs)[:decided]
     return [
-        float((rejected_mass * rule.acceptance_probability(window)[:decided].double()).sum())
-        for rule in observed
+        float((rejected * rule.acceptance_probability(window)[:decided].double()).sum()) for rule in observed
     ]

@@ -30,7 +30,7 @@ from autojudge.models.runtime import pair_from, predictor_from, task_from
 from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.params import Params
 from autojudge.rules.acceptance import Window
-from autojudge.rules.build import build_rule
+from autojudge.rules.build import build_rule, threshold_at_score
 from autojudge.rules.config import FSD_PUBLISHED, THRESHOLD_BOUNDS, RuleConfig
 
 
@@ -128,9 +128,7 @@ def setting_at(method: str, ordered: torch.Tensor, rate: float, window: int) -> 
     if method == "topk":  # the smallest K that accepts the share: the rank of the last one accepted
         count = max(1, round(rate * len(ordered)))
         return Setting("topk", window, k=int(ordered[count - 1]), rate=rate)
-    threshold = rate_threshold(ordered, rate)
-    if method in ("target-entropy", "draft-entropy", "fly"):
-        threshold = max(0.0, -threshold)  # accept iff entropy > (or >=) -t
+    threshold = threshold_at_score(method, rate_threshold(ordered, rate))
     low, high = THRESHOLD_BOUNDS.get(method, (0.0, math.inf))
     return Setting(method, window, threshold=min(max(threshold, low), high), rate=rate)
 

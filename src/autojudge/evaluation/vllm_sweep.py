@@ -91,6 +91,7 @@ def _llm(params: Params, job: Job, rule: dict | None):
         engine.max_model_len,
         in_process=engine.in_process,
         method=params.pair.proposer,
+        count_lossy=True,
     )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from autojudge.heads.artifact import JudgeHead
+from autojudge.rules.verdict import greedy_choice, greedy_verdict
 
 
 @dataclass(frozen=True)
@@ -39,14 +40,14 @@ class Window:
 
     @property
     def target_tokens(self) -> torch.Tensor:
-        return self.target_logits.argmax(dim=-1)
+        return greedy_choice(self.target_logits)
 
     @property
     def natively_accepted(self) -> torch.Tensor:
         """[W] bool: what lossless verification accepts (placeholder drafts < 0 never)."""
         if self.native is not None:
             return self.native & (self.draft_tokens >= 0)
-        return self.draft_tokens.long() == self.target_tokens
+        return greedy_verdict(self.draft_tokens, self.target_logits)
 
     def sampled_rows(self) -> torch.Tensor:
         """[W] bool: rows verified by the standard test of speculative sampling."""
@@ -69,6 +70,12 @@ class AcceptanceRule(ABC):
     needs_draft_hidden: bool = False
     reads_draft_logits: bool = False  # decides from the drafter's logits (Window.draft_logits)
     keeps_matches: bool = True  # False: the rule's decision holds at matching positions too
+    negated_score: bool = False  # ``score`` is minus the quantity the threshold bounds from below
+
+    @classmethod
+    def threshold_at(cls, cut: float) -> float:
+        """The threshold that accepts exactly the mismatches whose ``score`` is below ``cut``."""
+        return max(0.0, -cut) if cls.negated_score else cut
 
     @abstractmethod
     def accept_mismatch(self, window: Window) -> torch.Tensor:

@@ -80,7 +80,7 @@ def fly_acceptance_probability(
     the chance that the next W drafts pass the standard test (the product of their p(x); greedy: 0/1)."""
     draft = window.draft_tokens.long()
     if window.native is None:  # greedy: the next W are accepted iff they match
-        passes = (draft == window.target_tokens).double()
+        passes = window.natively_accepted.double()
     else:
         probs = torch.softmax(window.target_logits.double(), dim=-1)
         passes = probs.gather(-1, draft.clamp(min=0).unsqueeze(-1)).squeeze(-1) * (draft >= 0)
@@ -97,6 +97,7 @@ class FlyRule(AcceptanceRule):
     """FLy's greedy verification: entropy gate on the target plus a deferred window of native decisions."""
 
     name = "fly"
+    negated_score = True  # accept iff the top-K entropy >= T (then the deferral)
 
     def __init__(
         self,

@@ -79,6 +79,8 @@ class EntropyRule(AcceptanceRule):
     gate the KL paper's confidence mask also rests on, applied to one model's distribution.
     """
 
+    negated_score = True  # accept iff entropy > T
+
     def __init__(self, threshold: float, source: str = "target") -> None:
         if source not in ("target", "draft"):
             raise InputError(f"entropy rule source must be target or draft, got {source!r}")

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import torch
 
+from autojudge.errors import InputError
 from autojudge.rules.acceptance import AcceptanceRule, Window
+from autojudge.rules.verdict import greedy_choice, greedy_verdict
 
 PLACEHOLDER_TOKEN_ID = -1
 
@@ -46,6 +48,29 @@ def standard_test(
     draft_prob = draft_prob.reshape(target_prob.shape)
     native = (draft >= 0) & (draft_prob > 0) & (target_prob / draft_prob >= uniform.float())
     return native, target_prob
+
+
+def mixed_verdict(
+    draft: torch.Tensor,  # [N] int, placeholders < 0
+    target_logits: torch.Tensor,  # [N, V] processed target logits
+    sampled: torch.Tensor,  # [N] bool: rows verified by the standard test
+    uniform: torch.Tensor,  # [N] float64
+    draft_probs: torch.Tensor | None = None,  # [N, V]; None: a greedy drafter
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """[N] bool native verdict of a batch mixing sampled rows (the standard test) and greedy rows (the
+    greedy verdict), and [N] p(x) under the processed target distribution (float32)."""
+    target_probs = target_logits.softmax(dim=-1, dtype=torch.float32)
+    native, target_prob = standard_test(draft, target_probs, uniform, draft_probs)
+    return torch.where(sampled, native, greedy_verdict(draft, target_logits)), target_prob
+
+
+def rejected_mass(window: Window, probs: torch.Tensor | None) -> torch.Tensor:
+    """[W] float64: the probability that lossless verification rejects each draft token, 1 - p(x) (greedy:
+    p is one-hot at the target's choice, so 1 at a mismatch and 0 at a match)."""
+    if probs is None:
+        return (~window.natively_accepted).double()
+    draft = window.draft_tokens.long().clamp(min=0).unsqueeze(-1)
+    return 1.0 - probs[: draft.shape[0]].gather(-1, draft).squeeze(-1).double()
 
 
 def lossy_allowed(
@@ -77,7 +102,7 @@ def accepted_rows(
     accept = native.clone()
     for index, rule in enumerate(rules):
         mine = torch.ones_like(native) if len(rules) == 1 else rule_of_row == index
-        decided = _decide(rule, window) & allowed
+        decided = _decide(rule, window, allowed & mine)
         ruled = native | decided
         if not rule.keeps_matches:  # FSD as published decides greedy matches too
             ruled = torch.where(sampled, ruled, torch.where(allowed, decided, native))
@@ -85,11 +110,17 @@ def accepted_rows(
     return accept
 
 
-def _decide(rule: AcceptanceRule, window: Window) -> torch.Tensor:
-    """The rule's decision; lossless for a rule that reads drafter logits in a step without them."""
+def _decide(rule: AcceptanceRule, window: Window, allowed: torch.Tensor) -> torch.Tensor:
+    """The rule's decision on its ``allowed`` rows. A rule that reads the drafter's logits refuses a window
+    without them (never a silent lossless decision), unless none of its rows may be decided (placeholders)."""
     if window.draft_logits is None and rule.reads_draft_logits:
-        return torch.zeros_like(window.draft_tokens, dtype=torch.bool)
-    return rule.accept_mismatch(window)
+        if bool(allowed.any()):
+            raise InputError(
+                f"autojudge: rule {rule.describe()} reads the drafter's logits, and this window has drafts "
+                "without them"
+            )
+        return torch.zeros_like(allowed)
+    return rule.accept_mismatch(window) & allowed
 
 
 def accepted_count(
@@ -175,7 +206,7 @@ def greedy_verify(
     draft_grid = torch.full((num_reqs * width,), PLACEHOLDER_TOKEN_ID, dtype=torch.long, device=device)
     draft_grid.scatter_(0, flat, draft)
     argmax_grid = torch.zeros(num_reqs * width, dtype=torch.long, device=device)
-    argmax_grid.scatter_(0, flat, target_logits.argmax(dim=-1))
+    argmax_grid.scatter_(0, flat, greedy_choice(target_logits))
 
     cols = torch.arange(width, device=device)
     out = torch.where(

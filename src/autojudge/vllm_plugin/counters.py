@@ -27,7 +27,10 @@ Nothing here depends on the platform. A step's counts are read on the host witho
 device: at once on the CPU, otherwise by a later step once their copy has arrived (vLLM runs one more
 step after a request finishes, to free its state, so the totals settle right after the last response).
 Per-request counts stay in the worker: they are logged at DEBUG (logger ``vllm.autojudge``) when a
-request finishes.
+request finishes. A process that decodes without a server and needs each request's count (the comparison's
+sweeps) calls ``log_requests`` before it starts its engines: their workers then also append each step's
+per-request counts to ``requests-<pid>.tsv`` in ``AUTOJUDGE_REQUEST_LOG``, read back by ``RequestCounts``
+(written before the step's tokens leave the worker, so a finished request's counts are complete).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ import torch
 logger = logging.getLogger("vllm.autojudge")
 
 METRICS_DIR_ENV = "AUTOJUDGE_METRICS_DIR"
+REQUEST_LOG_ENV = "AUTOJUDGE_REQUEST_LOG"
 VLLM_MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 LOSSY = "autojudge_lossy_accepted_tokens"
 VERIFIED = "autojudge_verified_draft_tokens"
@@ -56,6 +60,12 @@ FILE_PREFIX = "counter_autojudge-"  # prometheus_client reads the metric type be
 
 _exposed: dict[str, object] = {}  # directory -> its collector (or None: vLLM's registry reads it)
 _owned: list[tempfile.TemporaryDirectory[str]] = []  # removed when the process exits
+
+
+def request_log_dir(environ: MutableMapping[str, str] | None = None) -> Path | None:
+    """The directory of the per-request log (``log_requests``), or None."""
+    found = (os.environ if environ is None else environ).get(REQUEST_LOG_ENV)
+    return Path(found) if found else None
 
 
 def counters_dir(environ: MutableMapping[str, str] | None = None) -> Path | None:
@@ -87,6 +97,38 @@ def expose_counters(environ: MutableMapping[str, str] | None = None, registry: A
 
         _exposed[path] = MultiProcessCollector(REGISTRY if registry is None else registry, path=path)
     return Path(path)
+
+
+def log_requests(environ: MutableMapping[str, str] | None = None) -> Path:
+    """Make the engines this process starts from now on log per-request counts; the log's directory."""
+    environ = os.environ if environ is None else environ
+    if not environ.get(REQUEST_LOG_ENV):
+        owned = tempfile.TemporaryDirectory(prefix="autojudge-requests-")
+        _owned.append(owned)
+        environ[REQUEST_LOG_ENV] = owned.name
+    return Path(environ[REQUEST_LOG_ENV])
+
+
+class RequestCounts:
+    """Per-request counts the workers appended to the request log since this reader was made."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.offsets = {path: path.stat().st_size for path in directory.glob("requests-*.tsv")}
+
+    def read(self) -> dict[str, list[int]]:
+        """Request id as the caller gave it -> [lossy accepts, verified draft tokens] since the reader began
+        (vLLM appends 8 random characters to each request id it is given)."""
+        counts: dict[str, list[int]] = {}
+        for path in sorted(self.directory.glob("requests-*.tsv")):
+            with path.open() as log:
+                log.seek(self.offsets.get(path, 0))
+                for line in log:
+                    req_id, lossy, verified = line.rstrip("\n").split("\t")
+                    mine = counts.setdefault(req_id.rsplit("-", 1)[0], [0, 0])
+                    mine[0] += int(lossy)
+                    mine[1] += int(verified)
+        return counts
 
 
 class CounterFile:
@@ -140,8 +182,9 @@ class PendingStep:
 class LossyCounts:
     """One runner's counts per live request, added to the process's totals by rule."""
 
-    def __init__(self, directory: Path | None) -> None:
+    def __init__(self, directory: Path | None, request_log: Path | None = None) -> None:
         self.file = counter_file(directory)
+        self.request_log = None if request_log is None else request_log / f"requests-{os.getpid()}.tsv"
         self.requests: dict[str, list[int]] = {}  # request id -> [lossy, verified], until it finishes
         self.pending: list[PendingStep] = []
         self.finished: list[str] = []  # finished requests to forget once nothing is pending
@@ -155,8 +198,8 @@ class LossyCounts:
         """Count one verification step (``lossy``: [B] per batch row, None: none lossy). A count on the
         CPU is read at once; on an accelerator it is copied without waiting and read by a later ``flush``
         (vLLM's async scheduling keeps running ahead of the device)."""
-        if lossy is None or lossy.device.type == "cpu":
-            self.add(_rows(rows, None if lossy is None else lossy.tolist()))
+        if lossy is None or lossy.device.type == "cpu" or self.request_log is not None:
+            self.add(_rows(rows, None if lossy is None else lossy.tolist()))  # a request log reads at once
             return
         event = torch.Event(device=lossy.device)
         host = lossy.to("cpu", non_blocking=True)
@@ -171,6 +214,7 @@ class LossyCounts:
 
     def add(self, rows: Iterable[tuple[str, str, int, int]]) -> None:
         """Count ``(request id, rule name, lossy accepts, verified draft tokens)`` rows."""
+        logged: list[str] = []
         for req_id, rule, lossy, verified in rows:
             if verified == 0 and lossy == 0:
                 continue
@@ -178,6 +222,10 @@ class LossyCounts:
             mine[0] += lossy
             mine[1] += verified
             self.file.add(rule, lossy, verified)
+            logged.append(f"{req_id}\t{lossy}\t{verified}\n")
+        if self.request_log is not None and logged:
+            with self.request_log.open("a") as log:
+                log.writelines(logged)
 
     def finish(self, req_ids: Iterable[str]) -> None:
         """Count what has arrived, then forget finished requests (once no step of theirs is pending),

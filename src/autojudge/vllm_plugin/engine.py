@@ -40,6 +40,7 @@ from typing import Any
 from autojudge.decoding.sampling import Sampling
 from autojudge.errors import InputError
 from autojudge.vllm_plugin.config import CONFIG_KEY, parse_config, request_config, resolve_config
+from autojudge.vllm_plugin.counters import RequestCounts, log_requests, request_log_dir
 
 PROPOSERS = ("draft_model", "eagle", "ngram")  # vLLM's speculative methods the plugin verifies
 
@@ -53,7 +54,7 @@ class SpecResult:
     draft_tokens: int  # draft tokens proposed to them
     accepted_draft_tokens: int
     target_passes: int
-    lossy_accepts: int | None = None  # tokens that were not the target's top-1 (asked for: greedy only)
+    lossy_accepts: int | None = None  # emitted drafts lossless verification rejects (asked for: count_lossy)
 
     @property
     def mat(self) -> float:
@@ -73,12 +74,14 @@ def speculative_llm(
     in_process: bool = False,
     method: str = "draft_model",
     proposer_keys: Mapping[str, Any] | None = None,
+    count_lossy: bool = False,
 ) -> Any:
     """A ``vllm.LLM`` doing speculative decoding with ``window`` draft tokens; the plugin on iff
     ``rule_config`` (``in_process``: engine core and worker in this process,
     ``engines.vllm_engine.create_llm``). ``method`` is vLLM's proposer: ``draft_model`` (``draft`` is the
     draft model), ``eagle`` (``draft`` is the EAGLE head) or ``ngram`` (no ``draft``); ``proposer_keys``
-    go to ``speculative_config`` too (e.g. ngram's ``prompt_lookup_min``/``prompt_lookup_max``)."""
+    go to ``speculative_config`` too (e.g. ngram's ``prompt_lookup_min``/``prompt_lookup_max``).
+    ``count_lossy``: the workers log each request's lossy accepts for ``decode(count_lossy=True)``."""
     if method not in PROPOSERS:
         raise InputError(
             f"vllm speculative engine: method must be one of {', '.join(PROPOSERS)}, got {method!r}"
@@ -97,7 +100,8 @@ def speculative_llm(
         additional = dict(kwargs.pop("additional_config", None) or {})
         additional[CONFIG_KEY] = dict(rule_config)
         kwargs["additional_config"] = additional
-        os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "0")  # the plugin patches the V1 runner
+    if count_lossy:
+        log_requests()  # before the engine's processes start: they inherit where to log
     from autojudge.engines.vllm_engine import create_llm
 
     speculative = {"method": method, "num_speculative_tokens": window, "max_model_len": max_model_len}
@@ -115,17 +119,14 @@ def speculative_llm(
     )
 
 
-def _result(completion: Any) -> SpecResult:
+def _result(output: Any, counts: RequestCounts | None = None) -> SpecResult:
+    """One finished request's result; ``counts``: the plugin's per-request counters, read after it finished."""
+    completion = output.outputs[0]
     metrics = completion.spec_decode_metrics
     result = spec_result(list(completion.token_ids), metrics.to_dict() if metrics is not None else {})
-    if completion.logprobs is None:
+    if counts is None:
         return result
-    lossy = sum(
-        1
-        for token, ranked in zip(completion.token_ids, completion.logprobs, strict=True)
-        if ranked[token].rank != 1
-    )
-    return replace(result, lossy_accepts=lossy)
+    return replace(result, lossy_accepts=counts.read().get(output.request_id, [0, 0])[0])
 
 
 def spec_result(tokens: list[int], summary: Mapping[str, Any]) -> SpecResult:
@@ -157,10 +158,8 @@ def decode(
     rule override for all prompts or one per prompt, None: the engine's rule; greedy, or sampled with
     ``sampling``'s temperature, top-p and seed, for all prompts or one per prompt).
 
-    ``count_lossy``: greedy requests also return the tokens that were not the target's top-1 choice
-    (vLLM scores each emitted token with the target's distribution, ``logprobs=1``; exact verification
-    emits the argmax, so any other token was a lossy accept: ``accepted_beyond_exact``). Unconstrained
-    requests only: vLLM ranks tokens by the raw logits. Not for timed decodes (scoring costs time).
+    ``count_lossy``: each result also carries its lossy accepts, from the plugin's own per-request counters
+    (the engine was started with ``speculative_llm(count_lossy=True)``). Not for timed decodes.
 
     ``on_finished`` sees the (index, result) of the requests that finished in each engine step and may
     name requests to abort: they stop where they are and come back empty (the caller ignores them).
@@ -187,14 +186,23 @@ def decode(
             stop_token_ids=sorted(eos_token_ids),
             detokenize=False,
             extra_args=None if one is None else {CONFIG_KEY: dict(one)},
-            logprobs=1 if count_lossy and how is None else None,
         )
         for cap, one, how in zip(caps, overrides, samplings, strict=True)
     ]
     inputs = [TokensPrompt(prompt_token_ids=list(p)) for p in prompts]
+    counts = _request_counts() if count_lossy else None
     if on_finished is None:
-        return [_result(output.outputs[0]) for output in llm.generate(inputs, params, use_tqdm=False)]
-    return _generate_stoppable(llm.llm_engine, inputs, params, on_finished)
+        return [_result(output, counts) for output in llm.generate(inputs, params, use_tqdm=False)]
+    return _generate_stoppable(llm.llm_engine, inputs, params, on_finished, counts)
+
+
+def _request_counts() -> RequestCounts:
+    directory = request_log_dir()
+    if directory is None:
+        raise InputError(
+            "autojudge: count_lossy needs an engine started with speculative_llm(count_lossy=True)"
+        )
+    return RequestCounts(directory)
 
 
 def _generate_stoppable(
@@ -202,6 +210,7 @@ def _generate_stoppable(
     inputs: list[Any],
     params: list[Any],
     on_finished: Callable[[list[tuple[int, SpecResult]]], Iterable[int]],
+    counts: RequestCounts | None,
 ) -> list[SpecResult]:
     """``LLM.generate`` one engine step at a time, aborting what ``on_finished`` names."""
     from vllm.sampling_params import RequestOutputKind
@@ -213,7 +222,7 @@ def _generate_stoppable(
     results: dict[int, SpecResult] = {}
     while engine.has_unfinished_requests():
         finished = [
-            (int(output.request_id.rsplit("-", 1)[1]), _result(output.outputs[0]))
+            (int(output.request_id.rsplit("-", 1)[1]), _result(output, counts))
             for output in engine.step()
             if output.finished
         ]
@@ -224,18 +233,3 @@ def _generate_stoppable(
             engine.abort_request([request_ids[index] for index in aborted])
             results.update((index, spec_result([], {})) for index in aborted)
     return [results[index] for index in range(len(inputs))]
-
-
-def accepted_beyond_exact(choice_logprobs: Mapping[str, Any]) -> int:
-    """Tokens of one OpenAI completions choice that the rule accepted beyond exact match.
-
-    Ask for ``logprobs: 1`` (with ``return_tokens_as_token_ids: true``): vLLM scores every emitted
-    token with the target's own distribution, so a token that is not the target's top-1 choice
-    can only come from a lossy accept (exact verification emits the target's argmax).
-    """
-    tokens, top = choice_logprobs["tokens"], choice_logprobs["top_logprobs"]
-    return sum(
-        1
-        for token, candidates in zip(tokens, top, strict=True)
-        if candidates and max(candidates, key=candidates.get) != token
-    )

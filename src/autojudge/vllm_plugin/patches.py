@@ -5,7 +5,8 @@ through its own ``worker_cls`` seam; they patch nothing. Three functions remain 
 vLLM offers no seam there:
 
 * ``EngineArgs.create_engine_config`` (frontend, every process that builds an engine): for an
-  engine that enabled the plugin, refuse what cannot run (``compat``), pin the judge head
+  engine that enabled the plugin, select vLLM's V1 model runner before vLLM builds the config
+  (``compat.select_v1_runner``), refuse what cannot run (``compat``), pin the judge head
   (``pinning``), select the judge worker, show the lossy-accept counters on this process's Prometheus
   registry (``counters``), and install the request validation below. Engines
   that did not enable the plugin get vLLM's config untouched.
@@ -121,6 +122,9 @@ def patch_engine_args(module: ModuleType) -> None:
         return
 
     def create_engine_config(self: Any, *args: Any, **kwargs: Any) -> Any:
+        from autojudge.vllm_plugin.compat import select_v1_runner
+
+        select_v1_runner(getattr(self, "additional_config", None))  # before vLLM's config picks the runner
         vllm_config = original(self, *args, **kwargs)
         prepare_engine(vllm_config)
         return vllm_config
@@ -185,8 +189,8 @@ def patch_rejection_sample() -> None:
         greedy_verify,
         lossy_allowed,
         lossy_per_request,
+        mixed_verdict,
         request_of_row,
-        standard_test,
         tempered_draft_logits,
     )
     from autojudge.vllm_plugin.runner import UnhookedVerificationError
@@ -214,9 +218,7 @@ def patch_rejection_sample() -> None:
         row_temperature = metadata.temperature[request_of_row(cu, draft.shape[0])]
         sampled = row_temperature != module.GREEDY_TEMPERATURE
         uniform = draw_uniforms(draft.shape[0], a["num_draft_tokens"], metadata.generators, draft.device)
-        target_probs = target_logits.softmax(dim=-1, dtype=torch.float32)
-        native, target_prob = standard_test(draft, target_probs, uniform, a["draft_probs"])
-        native = torch.where(sampled, native, draft.long() == target_logits.argmax(dim=-1))
+        native, target_prob = mixed_verdict(draft, target_logits, sampled, uniform, a["draft_probs"])
         draft_logits = tempered_draft_logits(
             ctx.draft_logits, torch.where(sampled, row_temperature, torch.ones_like(row_temperature))
         )

@@ -33,7 +33,7 @@ import torch
 
 from autojudge.errors import AutoJudgeError, ModelPairError
 from autojudge.vllm_plugin.config import PluginConfig, request_config, resolve_config
-from autojudge.vllm_plugin.counters import LossyCounts, StepRow, counters_dir
+from autojudge.vllm_plugin.counters import LossyCounts, StepRow, counters_dir, request_log_dir
 from autojudge.vllm_plugin.step import ACTIVE, StepContext
 
 logger = logging.getLogger("vllm.autojudge")
@@ -108,8 +108,8 @@ class RunnerState:
                 rules.append(rule)
             per_row.extend([rules.index(rule)] * count)
             real.extend([req_id in self.drafted] * count)
-        if all(rule.name == "exact" for rule in rules):
-            return None  # vLLM's own decision is the rule's: nothing to decide
+        if not rules:
+            return None  # no request has drafts: nothing to verify
         device = runner.device
         rule_of_row = None
         if len(rules) > 1:
@@ -121,9 +121,9 @@ class RunnerState:
         target_hidden = self.pending_hidden[metadata.target_logits_indices.long() + 1]
         draft_logits = None
         if self.capture_draft_logits:
-            draft_logits = self.take_draft_logits(list(runner.input_batch.req_ids), metadata.num_draft_tokens)
+            draft_logits = self.take_draft_logits(list(batch), metadata.num_draft_tokens)
             readers = [rule.name for rule in rules if rule.reads_draft_logits]
-            if draft_logits is None and readers and all(real):  # every draft is the drafter's own
+            if draft_logits is None and readers and any(real):  # a request drafted for has none
                 raise UnhookedVerificationError(
                     f"autojudge: rule {readers[0]} reads the drafter's logits, but the drafter kept none for "
                     "this step's drafts (this vLLM's proposer no longer samples through _greedy_sample)"
@@ -143,7 +143,9 @@ class RunnerState:
         self.step_rows = []
 
     def take_draft_logits(self, req_ids: list[str], num_draft_tokens: list[int]) -> torch.Tensor | None:
-        """[N, V] drafter logits in verification row order, or None if any request lacks them."""
+        """[N, V] drafter logits in verification row order, or None if a request drafted this step lacks
+        them. Rows of requests the drafter skipped (zero-filled placeholders) are zeros: no rule may
+        accept them (``lossy_allowed``), and they never keep the step's other requests from their rule."""
         logits, row_req_ids = self.draft_logits, self.draft_req_ids
         self.draft_logits, self.draft_req_ids = None, None
         if logits is None or row_req_ids is None:
@@ -151,15 +153,24 @@ class RunnerState:
         rows, width, vocab = logits.shape
         row_of = {req_id: row for row, req_id in enumerate(row_req_ids[:rows])}
         index: list[int] = []
+        keep: list[bool] = []
         for req_id, num in zip(req_ids, num_draft_tokens, strict=False):
             if num == 0:
                 continue
             row = row_of.get(req_id)
-            if row is None or num > width:
+            if req_id not in self.drafted:
+                index.extend([0] * num)
+            elif row is None or num > width:
                 return None
-            index.extend(range(row * width, row * width + num))
+            else:
+                index.extend(range(row * width, row * width + num))
+            keep.extend([req_id in self.drafted] * num)
         flat = torch.tensor(index, dtype=torch.long).to(logits.device, non_blocking=True)
-        return logits.reshape(rows * width, vocab).index_select(0, flat)
+        selected = logits.reshape(rows * width, vocab).index_select(0, flat)
+        if all(keep):
+            return selected
+        kept = torch.tensor(keep, dtype=torch.bool).to(logits.device, non_blocking=True)
+        return torch.where(kept.unsqueeze(1), selected, torch.zeros_like(selected))
 
 
 class JudgeRunnerMixin:
@@ -192,10 +203,8 @@ class JudgeRunnerMixin:
         if state is None or spec_decode_metadata is None:
             return super()._sample(logits, spec_decode_metadata)  # type: ignore[misc]
         context = state.step_context(self, spec_decode_metadata)
-        if context is None:  # every request verifies exactly: vLLM decides, as without the plugin
-            output = super()._sample(logits, spec_decode_metadata)  # type: ignore[misc]
-            state.count_step(None)
-            return output
+        if context is None:  # no drafts to verify
+            return super()._sample(logits, spec_decode_metadata)  # type: ignore[misc]
         token = ACTIVE.set(context)
         try:
             output = super()._sample(logits, spec_decode_metadata)  # type: ignore[misc]
@@ -311,7 +320,7 @@ def _runner_state(runner: Any) -> RunnerState | None:
         head=head,
         num_speculative_tokens=runner.speculative_config.num_speculative_tokens,
         capture_draft_logits=config.needs_draft_logits,
-        counts=LossyCounts(counters_dir()),
+        counts=LossyCounts(counters_dir(), request_log_dir()),
     )
     state.rule(config)  # build the engine's rule now: bad settings stop the engine at start
     if state.capture_draft_logits:
@@ -348,7 +357,7 @@ def adopt_runner(runner: Any) -> Any:
         raise IncompatibleVllmError(
             f"autojudge: the judge worker got a {type(runner).__module__}.{type(runner).__name__}, "
             f"Model Runner {V2_RUNNER}; the plugin supports only the V1 runner "
-            "(set VLLM_USE_V2_MODEL_RUNNER=0)"
+            "(unset VLLM_USE_V2_MODEL_RUNNER or set it to 0)"
         )
     state = _runner_state(runner)
     if state is not None:
