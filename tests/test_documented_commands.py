@@ -10,10 +10,13 @@ fails the test, naming its page:
   with and without, ``<placeholders>`` and upper-case ``T``-style ones stand for a value.
 * a vLLM server (``vllm serve``, GPU; ``python -m vllm.entrypoints.openai.api_server``, the CPU build):
   its model and draft paths exist, its ``--speculative-config`` is JSON and its ``--additional-config``
-  passes the plugin's own parser; a command serving a comparison's recommendation is printed verbatim by
-  the committed ``plots/<task>/compare.md`` (whose CPU form tests/evaluation/test_serving.py starts as
-  printed), and a CPU-build command carries the flags that build needs and is the README's, which the suite
-  starts as printed and asks for completions (``served_target``, tests/vllm_plugin/test_server.py).
+  passes the plugin's own parser; a GPU command (and every one a committed ``plots/<task>/compare.md``
+  prints) is parsed by vLLM's own ``vllm serve`` and its engine config built with Triton present, as on
+  CUDA: it must get the plugin's V1 runner and judge worker (tests/triton_build.py); a command serving a
+  comparison's recommendation is printed verbatim by the committed ``plots/<task>/compare.md`` (whose CPU
+  form tests/evaluation/test_serving.py starts as printed), and a CPU-build command carries the flags that
+  build needs and is the README's, which the suite starts as printed and asks for completions
+  (``served_target``, tests/vllm_plugin/test_server.py).
 * ``make <target>``: a target of the Makefile; ``dvc repro [stage[@key]]``: a stage of dvc.yaml whose
   ``@key`` is an entry of its ``foreach`` params in params.yaml or a preset.
 * ``docker compose -f <file>``: the file exists; ``prefect ...``: the deployments, flow name and work
@@ -41,6 +44,7 @@ import typer
 import yaml
 from test_docs import DOCS as PAGES
 from test_docs import ROOT
+from triton_build import check_gpu_command
 
 from autojudge.cli.app import app
 from autojudge.vllm_plugin.config import CONFIG_KEY, parse_config
@@ -143,7 +147,9 @@ def check_server(words: list[str], recommended: set[str]) -> None:
     assert (ROOT / speculative["model"]).is_dir(), f"draft not found: {speculative['model']}"
     plugin = json.loads(options["--additional-config"])[CONFIG_KEY]
     parse_config(plugin)
-    if not gpu:
+    if gpu:
+        check_gpu_command(words, ROOT)
+    else:
         assert all(flag in words for flag in CPU_FLAGS), f"the CPU build needs {CPU_FLAGS}"
         assert words == started_server(), "not the CPU command the suite starts (conftest's served_target)"
     if "judge_head" not in plugin:  # a comparison's recommendation, printed by compare.md
@@ -240,6 +246,13 @@ def test_the_documented_command_works_as_typed(page: str, command: str, recommen
         pytest.fail(f"{page}: `{command}`: {error}")
 
 
+def test_every_gpu_command_a_comparison_prints_gets_the_judge_runner_on_cuda(recommended: set[str]) -> None:
+    gpu = sorted(c for c in recommended if c.startswith("vllm serve "))
+    assert gpu, "no committed plots/<task>/compare.md prints a GPU command"
+    for command in gpu:
+        check_gpu_command(shlex.split(command), ROOT)
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -255,6 +268,17 @@ def test_the_documented_command_works_as_typed(page: str, command: str, recommen
 def test_a_command_that_does_not_exist_fails(command: str, recommended: set[str]) -> None:
     with pytest.raises(Exception):  # noqa: B017 -- the command line's own error types are typer's vendored click's
         check(command, recommended)
+
+
+def test_a_gpu_server_without_the_plugin_fails_the_cuda_check() -> None:
+    """Stock speculative decoding keeps vLLM's choice: Model Runner V2 on CUDA, not the judge runner."""
+    (gpu,) = {c for page, c in documented() if page == "README.md" and c.startswith("vllm serve ")}
+    words = shlex.split(gpu)
+    plugin = words.index("--additional-config")
+    del words[plugin : plugin + 2]
+    stock = r"on CUDA it would run V2 \(vllm.v1.worker.gpu\) with worker vllm"
+    with pytest.raises(AssertionError, match=stock):
+        check_gpu_command(words, ROOT)
 
 
 def test_a_cpu_server_the_suite_does_not_start_fails(recommended: set[str]) -> None:

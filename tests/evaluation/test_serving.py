@@ -8,6 +8,7 @@ import pytest
 import torch
 from helpers import post_completion, vllm_server
 from pipeline_run import MODEL_NAMES, model_versions
+from triton_build import check_gpu_command
 
 from autojudge.evaluation.serving import (
     cpu_flags,
@@ -123,10 +124,11 @@ def _served(url: str, model: str, prompt: list[int], params, eos_token_ids: set[
 
 @pytest.mark.slow
 def test_the_cards_command_serves_the_cards_row(deployed_pipeline, monkeypatch, tmp_path):
-    """The card's recommendation, read from the registered card of the suite's pipeline run, served by
-    `vllm serve` with the card's own flags (plus the CPU build's) and asked for the card's test problems
-    over HTTP: tokens per pass and accuracy are the card's row (within one problem and 3%: float32 kernels
-    flip decisions that lie within ~1e-6 of the threshold, tests/vllm_plugin/test_engine.py)."""
+    """The card's recommendation, read from the registered card of the suite's pipeline run: its GPU command
+    gets the judge runner as CUDA's vLLM builds the engine (tests/triton_build.py), and its CPU command,
+    served by `vllm serve` with the card's own flags (plus the CPU build's) and asked for the card's test
+    problems over HTTP, gives the card's row: tokens per pass and accuracy (within one problem and 3%: float32
+    kernels flip decisions that lie within ~1e-6 of the threshold, tests/vllm_plugin/test_engine.py)."""
     workdir = deployed_pipeline.workdir
     monkeypatch.chdir(workdir)  # the card names the pair and the MLflow store as the pipeline does
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
@@ -147,6 +149,8 @@ def test_the_cards_command_serves_the_cards_row(deployed_pipeline, monkeypatch, 
     gpu_words = shlex.split(entry["vllm_serve"].replace("\\\n", " "))
     assert words[:4] == ["python", "-m", "vllm.entrypoints.openai.api_server", "--model"], words
     assert gpu_words[:2] == ["vllm", "serve"] and gpu_words[2:] == words[4 : -len(cpu_flags(params).split())]
+    if entry["autojudge"]:  # as CUDA's vLLM builds it: the judge runner (a head pinned as the server pins it)
+        check_gpu_command(gpu_words, workdir)
     per_request_counts = ["--per-request-spec-decode-metrics", "summary"]  # what this test reads
     server = vllm_server([*words[4:], *per_request_counts], tmp_path / "server.log", workdir)
     with server as url, ThreadPoolExecutor(max_workers=8) as pool:  # continuous batching, as served

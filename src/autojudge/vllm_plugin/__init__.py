@@ -30,9 +30,10 @@ flat as ``autojudge_<key>`` (the OpenAI server's ``vllm_xargs``).
 How it hooks vLLM 0.32 (details in ``patches.py``, ``runner.py``, ``worker.py``): the frontend's
 ``EngineArgs.create_engine_config`` is wrapped so that an enabled engine is checked (``compat``),
 its head pinned (``pinning``) and its ``worker_cls`` set to ``JudgeWorker``, whose V1 model runner
-subclass decides verification. Needs vLLM's V1 model runner: the CPU build always uses it; on
-CUDA set ``VLLM_USE_V2_MODEL_RUNNER=0`` (``engine.speculative_llm`` does), otherwise the engine
-refuses to start.
+subclass decides verification. Needs vLLM's V1 model runner: the CPU build always uses it, and on
+CUDA (where vLLM 0.32 would pick Model Runner V2) the frontend sets ``VLLM_USE_V2_MODEL_RUNNER=0`` for an
+enabled engine before vLLM builds its config; a user who sets ``VLLM_USE_V2_MODEL_RUNNER=1`` gets a
+refusal at start.
 
 ``register()`` imports only the standard library and this package's light modules: with the
 plugin installed and no engine enabling it, vLLM's own config is untouched.

