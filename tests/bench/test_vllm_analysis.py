@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autojudge.bench.vllm_analysis import step_cost_fit
+from autojudge.bench.vllm_analysis import control_figures, step_cost_fit
 from autojudge.evaluation.stats import mean_difference, paired_bootstrap, rate_ratio, verdict
 
 # --- the bootstrap ---------------------------------------------------------------------------------
@@ -47,6 +47,26 @@ def test_step_cost_fit_recovers_a_line() -> None:
     assert step_cost_fit({8: 4.0}) is None
 
 
+def test_step_cost_is_fitted_on_timed_windows_else_on_the_tuning_passes(fake_report, target_seconds) -> None:
+    """Each lossless setting timed at both windows: the fit of its timed passes; timed at one window only (as
+    after window tuning): the fit of its tuning passes; neither: None, and why. One draft token's cost is
+    put against a step of the target alone."""
+    target_step_ms = 1000 * sum(target_seconds) / 16  # the fakes' target alone: 4 passes per problem
+    timed = fake_report()["step_cost"]
+    assert timed["sd_stock"]["source"] == "timed passes" and timed["sd_stock"]["windows"] == [1, 8]
+    per_token = timed["sd_stock"]["per_draft_token_ms"]  # 0.5 -> 0.6 of the target's seconds, 2 passes each
+    assert per_token == pytest.approx(1000 * 0.1 * sum(target_seconds) / 8 / 7, abs=1e-3)
+    assert timed["sd_stock"]["draft_token_vs_target_step"] == round(per_token / target_step_ms, 3)
+    assert timed["proposer"] == "draft_model" and timed["reason"] is None
+    untuned = fake_report(tuned=True)["step_cost"]
+    assert untuned["sd_stock"] is None and "one window" in untuned["reason"]
+    tuned = fake_report(tuned=True, tuning_step_ms={"sd_stock": {1: 50.0, 8: 120.0}, "sd_exact": {1: 50.0}})
+    fit = tuned["step_cost"]["sd_stock"]
+    assert fit["source"] == "tuning passes" and fit["fixed_ms"] == 40.0 and fit["per_draft_token_ms"] == 10.0
+    assert fit["draft_token_vs_target_step"] == round(10.0 / target_step_ms, 3)
+    assert tuned["step_cost"]["sd_exact"] is None
+
+
 # --- the report: windows chosen on tuning runs, intervals, the short ratio explained ---------------
 
 
@@ -78,15 +98,18 @@ def test_report_gives_intervals_and_names_winners_only_when_they_say_so(fake_rep
     assert headline["exact_vs_stock"]["verdict"] == "not distinguishable"
     assert headline["mat_ratio_vs_stock"]["point"] == 2.0
     assert headline["fastest_bs1"]["setting"] == "autojudge_t0.5"
-    drop = headline["accuracy_drop_vs_target_points"]  # one problem of 4 wrong: 25 points, but 4 problems
-    assert drop["point"] == 25.0 and drop["low"] == 0.0 and drop["verdict"] == "not distinguishable"
+    # accuracy beside it: the comparison's test decode of the same setting (one of 8 problems wrong)
+    accuracy = headline["accuracy"]
+    assert accuracy["compare_setting"] == "judge t=0.5 W=8" and accuracy["problems"] == 8
+    drop = accuracy["drop_vs_target_points"]
+    assert drop["point"] == 12.5 and drop["low"] == 0.0 and drop["verdict"] == "not distinguishable"
+    assert report["settings"]["sd_stock"]["compared_accuracy"]["compare_setting"] == "exact SD W=8"
+    assert report["target"]["compared_accuracy"]["accuracy"] == 1.0
     assert report["sd_stock_equals_target"] == {"1": True, "8": True}
     assert report["sd_exact_equals_target"] == {"1": True, "8": True}
-    accuracy = report["settings"]["autojudge_t0.5"]["accuracy"]
+    decoded = report["settings"]["autojudge_t0.5"]["accuracy"]  # the benchmark's own check decode
     assert (
-        accuracy["accuracy"] == 0.75
-        and accuracy["window"] == 1
-        and accuracy["same_tokens_as_target"] is False
+        decoded["accuracy"] == 0.75 and decoded["window"] == 1 and decoded["same_tokens_as_target"] is False
     )
     overhead = report["judge_overhead"]
     assert overhead["percent"] == 5.0 and overhead["percent_interval"]["verdict"] == "slower"
@@ -95,12 +118,26 @@ def test_report_gives_intervals_and_names_winners_only_when_they_say_so(fake_rep
     assert headline["why_below_min_ratio"] is None  # 1.25 >= 1.1
     assert report["settings"]["sd_exact"]["speedup_vs_exact_bs1"]["point"] == 1.0
     assert (
-        headline["tokens_per_s_ratio_vs_exact"]
+        headline["tokens_per_s_ratio_vs_control"]
         == report["settings"]["autojudge_t0.5"]["speedup_vs_exact_bs1"]
     )
+    # the control, plugin exact SD, runs at stock SD's speed: (a) contains 1.00, no bias
+    control = report["control"]
+    assert control["setting"] == "sd_exact" and control["rule"] == {"rule": "exact"}
+    assert control["vs_stock_bs1"]["point"] == 1.0 and control["biased"] is False
+
+
+def test_a_control_off_1_is_marked_biased() -> None:
+    def settings(low: float, high: float) -> dict:
+        ratio = {"point": (low + high) / 2, "low": low, "high": high, "verdict": "-"}
+        return {"sd_exact": {"speedup_vs_stock_bs1": ratio, "windows": {"1": 4}}}
+
+    assert control_figures(settings(1.02, 1.09))["biased"] is True
+    assert control_figures(settings(0.9, 0.98))["biased"] is True
+    assert control_figures(settings(0.97, 1.04))["biased"] is False
 
 
 def test_a_short_ratio_is_explained_from_step_times(fake_report) -> None:
     why = fake_report(min_ratio=1.5)["headline"]["why_below_min_ratio"]
     assert "tokens/s gain only 1.25 [1.25, 1.25]x" in why and "(MAT) 2.00 [2.00, 2.00]x over stock SD" in why
-    assert "Stock SD's step time over the windows fits" in why
+    assert "Stock SD's step time over the windows (timed passes) fits" in why

@@ -11,8 +11,9 @@ from types import SimpleNamespace
 import pytest
 from pipeline_run import PIPELINE_PARAMS
 
-from autojudge.bench.vllm_bench import PLUGIN_ENABLED, PLUGIN_NOT_LOADED, measure_engines
-from autojudge.bench.vllm_measure import Measured
+from autojudge.bench.vllm_engines import PLUGIN_ENABLED, PLUGIN_NOT_LOADED, measure_phase, thread_record
+from autojudge.bench.vllm_measure import Measured, RoundRecord
+from autojudge.bench.vllm_plan import EngineSpec, Group, Phase
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +69,16 @@ def test_real_benchmark_is_consistent(pipeline_bench) -> None:
     overhead = report["judge_overhead"]  # the judge at threshold 0 accepts nothing: exact SD's tokens
     assert overhead["same_tokens_as_exact"] and overhead["window"] == PIPELINE_PARAMS["bench.overhead_window"]
     assert overhead["percent_interval"]["low"] <= overhead["percent"] <= overhead["percent_interval"]["high"]
-    # one window: no line to fit (the fit itself: tests/bench/test_vllm_analysis.py)
-    assert report["step_cost"]["sd_stock"] is None
+    # one window and none tuned: no line to fit, and why (the fit itself: tests/bench/test_vllm_analysis.py)
+    assert report["step_cost"]["sd_stock"] is None and "one window" in report["step_cost"]["reason"]
+    # every round recorded with its order and load; the control against stock SD; threads; accuracy beside a
+    # recommendation from the comparison's decode of it
+    rounds = report["rounds"]
+    assert rounds and all(r["phase"] == "timed" and len(r["load_1m"]) == 2 for r in rounds)
+    assert {name for r in rounds for name in r["order"]} == {"target", "judge_t0", *settings}
+    assert report["control"]["setting"] == "sd_exact" and "biased" in report["control"]
+    assert report["threads"]["usable_cpus"] >= 1
+    assert all("compared_accuracy" in settings[name] for name in timed)
 
 
 @pytest.mark.slow
@@ -102,45 +111,64 @@ class _Engine:
 
 
 @pytest.mark.parametrize("together", [False, True])
-def test_engines_run_one_after_another_or_all_alive_at_once(together, monkeypatch) -> None:
-    """bench.engines_together: every engine started before any setting runs, then one interleaved run of
-    every setting; otherwise each engine runs its settings and stops before the next starts. Stock engines
-    start first, without the plugin's variables; the plugin's hook enters this process before its first
-    engine. (The real engines: the pipeline's bench stage above, and every real run's worker check.)"""
+def test_a_phase_starts_each_group_of_engines_and_runs_its_rounds(together, monkeypatch) -> None:
+    """bench.engines_together: one group, every engine started before its rounds run every setting; otherwise
+    a group per engine, each running its settings and stopping before the next starts. Stock engines start
+    first, without the plugin's variables; the plugin's hook enters this process before its first engine.
+    (Which groups and rounds a plan has: tests/bench/test_vllm_plan.py; the real engines: the pipeline's
+    bench stage above, and every real run's worker check.)"""
     events: list[str] = []
     monkeypatch.setattr("autojudge.vllm_plugin.register", lambda: events.append("hook"))
     monkeypatch.setenv("AUTOJUDGE_VLLM_RULE", "judge")
     monkeypatch.setenv("VLLM_PLUGINS", "autojudge")
 
-    def start(name: str, plugin: bool):
-        def started():
-            plugins, rule = os.environ.get("VLLM_PLUGINS"), os.environ.get("AUTOJUDGE_VLLM_RULE")
-            events.append(f"start {name} plugins={plugins!r} rule={rule!r}")
-            return _Engine(plugin, events, name), {name: None}
+    def start_engine(spec: EngineSpec, models: object):
+        (name,) = spec.settings
+        plugins, rule = os.environ.get("VLLM_PLUGINS"), os.environ.get("AUTOJUDGE_VLLM_RULE")
+        events.append(f"start {name} plugins={plugins!r} rule={rule!r}")
+        return _Engine(spec.plugin, events, name), {name: None}
 
-        return started
+    def measure(decoders: dict, prompts, accuracy_prompts, batch_sizes, rounds, meter) -> Measured:
+        events.append(f"run {'+'.join(decoders)} rounds={len(rounds)}")
+        records = [RoundRecord(tuning, order, [1.0, 1.0]) for tuning, order in rounds]
+        return Measured({name: {} for name in decoders}, {name: [] for name in decoders}, rounds=records)
 
-    def run(decoders: dict, tuning: int) -> Measured:
-        events.append(f"run {'+'.join(decoders)} tuning={tuning}")
-        return Measured({name: {} for name in decoders}, {name: [] for name in decoders})
-
-    engines = [(0, False, start("target", False)), (8, False, start("stock", False))]
-    engines.append((8, True, start("plugin", True)))
-    yielded = list(measure_engines(engines, run, 2, together))
+    monkeypatch.setattr("autojudge.bench.vllm_engines.start_engine", start_engine)
+    monkeypatch.setattr("autojudge.bench.vllm_engines.measure", measure)
+    specs = [EngineSpec(0, False, None, {"target": None}), EngineSpec(8, False, None, {"stock": None})]
+    specs.append(EngineSpec(8, True, {"rule": "judge"}, {"plugin": None}))
+    if together:
+        groups = [Group(specs, [(False, ["target", "stock", "plugin"])])]
+    else:
+        groups = [Group([spec], [(False, list(spec.settings))] * 2) for spec in specs]
+    by_window, rounds = measure_phase(Phase(groups, [[1]], [], [1], 0.1), models=None)
     stock, plugin = "plugins='' rule=None", "plugins='autojudge' rule='judge'"
     starts = [f"start target {stock}", f"start stock {stock}", "hook", f"start plugin {plugin}"]
     if together:
         stops = ["stop target", "stop stock", "stop plugin"]
-        assert events == [*starts, "run target+stock+plugin tuning=2", *stops]
-    else:  # the target alone takes no tuning passes
+        assert events == [*starts, "run target+stock+plugin rounds=1", *stops]
+    else:
         assert events == [
-            starts[0], "run target tuning=0", "stop target", starts[1], "run stock tuning=2", "stop stock",
-            starts[2], starts[3], "run plugin tuning=2", "stop plugin",
+            starts[0], "run target rounds=2", "stop target", starts[1], "run stock rounds=2", "stop stock",
+            starts[2], starts[3], "run plugin rounds=2", "stop plugin",
         ]  # fmt: skip
     assert os.environ["VLLM_PLUGINS"] == "autojudge"  # restored after each start
-    # one report per engine, with only its own settings and its own runner
-    assert [(window, list(measured.runs)) for window, measured in yielded] == [
-        (0, ["target"]), (8, ["stock"]), (8, ["plugin"])
-    ]  # fmt: skip
-    plugins = [runner["plugin"] for _, measured in yielded for runner in measured.runners.values()]
-    assert plugins == [PLUGIN_NOT_LOADED, PLUGIN_NOT_LOADED, PLUGIN_ENABLED]
+    # each window's settings with their own runners, and every round once, in the order it ran
+    assert {window: list(measured.runs) for window, measured in by_window.items()} == {
+        0: ["target"], 8: ["stock", "plugin"]
+    }  # fmt: skip
+    plugins = {name: runner["plugin"] for m in by_window.values() for name, runner in m.runners.items()}
+    assert plugins == {"target": PLUGIN_NOT_LOADED, "stock": PLUGIN_NOT_LOADED, "plugin": PLUGIN_ENABLED}
+    orders = [record.order for record in rounds]
+    one_by_one = [["target"], ["target"], ["stock"], ["stock"], ["plugin"], ["plugin"]]
+    assert orders == ([["target", "stock", "plugin"]] if together else one_by_one)
+    assert all(not measured.rounds for measured in by_window.values())  # the rounds belong to the whole
+
+
+def test_threads_are_recorded(monkeypatch) -> None:
+    """What bench.json says of threads: torch's, the OpenMP variables, and the cores a spawned worker binds."""
+    monkeypatch.setenv("VLLM_CPU_OMP_THREADS_BIND", "0")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    record = thread_record(in_process=False, tensor_parallel_size=1)
+    assert record["VLLM_CPU_OMP_THREADS_BIND"] == "0" and record["OMP_NUM_THREADS"] == "1"
+    assert record["usable_cpus"] >= 1 and record["torch_threads"] >= 1 and not record["engines_in_process"]

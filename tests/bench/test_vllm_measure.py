@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import statistics
 
+import pytest
+
 from autojudge.bench.energy import EnergyReading
 from autojudge.bench.vllm_measure import Run, measure, summarize_runs
 
@@ -31,13 +33,21 @@ def test_measure_warms_up_on_one_batch_then_interleaves_tuning_and_timed_rounds(
 
         return decode
 
+    rounds = [(True, ["a", "b"]), (False, ["b", "a"])]
     measured = measure(
-        {"a": decoder("a"), "b": decoder("b")}, [[1], [2], [3]], [[4]] * 4, [1, 2], 1, 1, NoMeter
+        {"a": decoder("a"), "b": decoder("b")}, [[1], [2], [3]], [[4]] * 4, [1, 2], rounds, NoMeter
     )
     warm_up = [("a", 2), ("b", 2)]  # one batch of the largest size each
-    one_round = [("a", 1)] * 3 + [("a", 2), ("a", 1)] + [("b", 1)] * 3 + [("b", 2), ("b", 1)]
+    a, b = ([(name, 1)] * 3 + [(name, 2), (name, 1)] for name in ("a", "b"))  # bs 1, then bs 2
     accuracy = [("a", 2), ("a", 2), ("b", 2), ("b", 2)]  # untimed, at the largest batch size
-    assert calls == warm_up + one_round + one_round + accuracy
+    assert calls == warm_up + a + b + b + a + accuracy  # each round in its own order
+    assert [(r.tuning, r.order, len(r.load_1m)) for r in measured.rounds] == [
+        (True, ["a", "b"], 2),
+        (False, ["b", "a"], 2),
+    ]
+    assert measured.rounds[1].report()["phase"] == "timed"
+    with pytest.raises(ValueError, match="is not the decoders' settings"):
+        measure({"a": decoder("a")}, [[1]], [], [1], [(False, ["a", "b"])], NoMeter)
     bs1, bs2 = measured.runs["a"][1], measured.runs["a"][2]
     assert [run.tuning for run in bs1] == [True, False] and [run.tuning for run in bs2] == [True, False]
     assert len(bs1[0].problem_seconds) == 3 and bs2[0].problem_seconds is None

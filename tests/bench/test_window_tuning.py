@@ -3,11 +3,14 @@ starts, the choice, and the report's table (fake measurements; the real engines:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from autojudge.bench.energy import EnergyReading
 from autojudge.bench.vllm_measure import Measured, Run
-from autojudge.bench.vllm_plan import EXACT, OVERHEAD, STOCK, TARGET, header
+from autojudge.bench.vllm_plan import header, timed_windows, tuning_windows
 from autojudge.bench.vllm_report import report_markdown
-from autojudge.bench.window_tuning import timed_windows, tune_windows, tuning_windows
+from autojudge.bench.vllm_settings import EXACT, OVERHEAD, STOCK, TARGET
+from autojudge.bench.window_tuning import tune_windows
 from autojudge.params import BenchParams
 
 JUDGE, FLY = "autojudge_t0.5", "recommended_1pt"
@@ -26,22 +29,34 @@ def _tuning_run(seconds: float) -> Run:
     return Run(1, True, seconds, [[1] * 10], [4], EnergyReading.unavailable("none"), [seconds])
 
 
-def test_each_window_tunes_its_settings_and_the_timed_phase_runs_each_at_its_fastest() -> None:
+def test_each_window_tunes_its_settings_and_the_timed_phase_runs_each_at_its_fastest(
+    plan_of, monkeypatch
+) -> None:
     phases: list[tuple[int, dict]] = []
 
-    def measure_window(settings: dict) -> Measured:
-        (window,) = {w for ws in settings.values() for w in ws}
+    def measure_phase(phase, models) -> tuple[dict, list]:
+        (group,) = phase.groups
+        (window,) = {engine.window for engine in group.engines}
+        settings = {name: [window] for engine in group.engines for name in engine.settings}
         phases.append((window, settings))
         runs = {name: {1: [_tuning_run(SECONDS.get((name, window), 3.0))] * 3} for name in settings}
-        return Measured(runs)
+        return {window: Measured(runs)}, []
 
-    tuning = tune_windows(WINDOWS, measure_window, problems=4, first_problem=20, repeats=3)
+    monkeypatch.setattr("autojudge.bench.window_tuning.measure_phase", measure_phase)
+    bench = BenchParams(
+        windows=[4, 8], overhead_window=8, engines_together=True, problems=20, tuning_repeats=3
+    )
+    plan = plan_of(bench)
+    fly = {"rule": "fly", "threshold": 0.3}
+    plan = replace(plan, windows_of=WINDOWS, on_plugin={**plan.on_plugin, FLY: fly}, tuning_prompts=[[1]] * 4)
+    tuning = tune_windows(plan)
     # one phase per window, with the settings that run at it: neither the target nor the overhead setting
     assert phases == [
         (4, {STOCK: [4], EXACT: [4], JUDGE: [4]}),
         (8, {STOCK: [8], EXACT: [8], JUDGE: [8], FLY: [8]}),
     ]
     assert tuning.tokens_per_s[JUDGE] == {4: 5.0, 8: 10.0}
+    assert tuning.step_ms[JUDGE] == {4: 500.0, 8: 250.0}  # 4 target passes per tuning pass
     # stock SD is faster at 4; exact SD ties and takes the smaller window; the judge is faster at 8
     chosen = tuning.chosen()
     assert chosen == {STOCK: 4, EXACT: 4, JUDGE: 8, FLY: 8}
@@ -49,8 +64,8 @@ def test_each_window_tunes_its_settings_and_the_timed_phase_runs_each_at_its_fas
     assert timed_windows(chosen) == {TARGET: [0], STOCK: [4], EXACT: [4], JUDGE: [8], FLY: [8], OVERHEAD: [4]}
     report = tuning.report()
     assert report["chosen"] == chosen and report["problems"] == 4 and report["batch_size"] == 1
-    assert report["first_problem"] == 20
-    assert set(report["load_average_1m"]) == {"4", "8"}
+    assert report["first_problem"] == 20 and report["step_ms"][STOCK] == {"4": 500.0, "8": 625.0}
+    assert set(report["load_average_1m"]) == {"4", "8"} and set(report["rounds"]) == {"4", "8"}
 
 
 def test_a_single_window_grid_has_one_tuning_phase() -> None:

@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from autojudge.bench.vllm_measure import Measured, first_timed, per_problem, summarize_runs
-from autojudge.bench.vllm_plan import EXACT, OVERHEAD, STOCK, TARGET, round_threshold, threshold_of
-from autojudge.bench.vllm_report import ci
+from autojudge.bench.vllm_plan import BenchPlan
+from autojudge.bench.vllm_settings import EXACT, OVERHEAD, STOCK, TARGET, round_threshold, threshold_of
+from autojudge.bench.vllm_tables import ci
 from autojudge.evaluation.stats import mean_difference, mean_of_first, paired_bootstrap, rate_ratio, verdict
-from autojudge.tasks.base import Example, Task
+
+Correct = dict[str, dict[int, list[bool]]]  # setting -> window -> the check decode's problems, scored
 
 
 def choose_window(tokens_per_s: dict[int, float]) -> int:
@@ -26,6 +28,43 @@ def step_cost_fit(step_ms_by_window: dict[int, float]) -> dict[str, float] | Non
     windows, steps = list(step_ms_by_window), list(step_ms_by_window.values())
     slope, intercept = statistics.linear_regression(windows, steps)
     return {"fixed_ms": round(intercept, 4), "per_draft_token_ms": round(slope, 4)}
+
+
+STEP_COST = (
+    "least squares step_ms = fixed + per_draft_token * W over lossless SD's windows at batch size 1 (a step: "
+    "one target pass of one request); per draft token: one more proposer step and one more row the target "
+    "verifies, which the target alone never pays; against the target alone's step"
+)
+
+
+def step_cost(
+    timed: dict[str, dict[int, float]],
+    tuning: dict[str, dict[int, float]],
+    target_step_ms: float,
+    proposer: str,
+) -> dict[str, Any]:
+    """The step-cost fit of stock SD and the control (``timed``/``tuning``: setting -> window -> step ms of the
+    timed and the window-tuning passes), and one draft token's cost relative to a step of the target alone.
+    A setting timed at one window is fitted over its tuning passes (each window on the tuning problems); one
+    window and no tuning: None, and ``reason`` says why."""
+    figures: dict[str, Any] = {"what": STEP_COST, "proposer": proposer, "reason": None}
+    for name in (STOCK, EXACT):
+        source, steps = "timed passes", timed[name]
+        if len(steps) < 2:
+            source, steps = "tuning passes", tuning.get(name, {})
+        fit = step_cost_fit(steps)
+        if fit is None:
+            figures[name] = None
+            figures["reason"] = "lossless SD was timed at one window and no window was tuned: no line to fit"
+            continue
+        ratio = round(fit["per_draft_token_ms"] / target_step_ms, 3) if target_step_ms else None
+        figures[name] = {
+            **fit,
+            "draft_token_vs_target_step": ratio,
+            "source": source,
+            "windows": sorted(steps),
+        }
+    return figures
 
 
 def _interval(
@@ -112,35 +151,29 @@ def _fastest(problems: dict[str, dict[str, Any]], bench: Any) -> dict[str, Any]:
 
 
 def build_report(
-    task: Task,
-    tokenizer: Any,
-    accuracy_examples: list[Example],
+    plan: BenchPlan,
     target: Measured,
     by_window: dict[int, Measured],
-    head_threshold: float,
-    bench: Any,
+    correct: Correct,
+    tuning_step_ms: dict[str, dict[int, float]] | None = None,
 ) -> dict[str, Any]:
-    """The benchmark's results: per setting and window, windows chosen on tuning runs, intervals, headline."""
+    """The benchmark's results from what its timed phase measured: per setting and window, windows chosen on
+    tuning runs, intervals, the control, the step cost, headline. ``correct``: the check decode scored
+    (setting -> window -> per problem; the target alone at window 0); ``tuning_step_ms``: step times of the
+    window-tuning passes (:class:`autojudge.bench.window_tuning.WindowTuning`); the accuracy beside a setting
+    is the comparison's decode of it (``plan.compared``)."""
+    bench, compared = plan.bench, plan.compared
     sizes = sorted(bench.batch_sizes)
-
-    def score(outputs: list[list[int]]) -> list[bool]:
-        return [
-            bool(task.score(tokenizer.decode(tokens, skip_special_tokens=True), example))
-            for tokens, example in zip(outputs, accuracy_examples, strict=True)
-        ]
-
-    target_correct = score(target.accuracy[TARGET])
+    target_correct = correct[TARGET][0]
     target_figures: dict[str, Any] = {
         "by_batch": {str(size): summarize_runs(target.runs[TARGET][size]) for size in sizes},
         "runner": target.runners.get(TARGET),
         "bs1_problems": per_problem(target.runs[TARGET][1]),
     }
     summaries: dict[str, dict[int, dict[int, dict[str, Any]]]] = {}  # setting -> window -> batch size
-    correct: dict[str, dict[int, list[bool]]] = {}
     for window, measured in sorted(by_window.items()):
         for name, per_size in measured.runs.items():
             summaries.setdefault(name, {})[window] = {size: summarize_runs(per_size[size]) for size in sizes}
-            correct.setdefault(name, {})[window] = score(measured.accuracy[name])
     settings: dict[str, dict[str, Any]] = {}
     for name in sorted(summaries, key=_setting_order):
         if name == OVERHEAD:
@@ -184,7 +217,10 @@ def build_report(
             "same_tokens_as_target": by_window[window].accuracy[name] == target.accuracy[TARGET],
             "per_problem": [int(c) for c in correct[name][window]],
         }
-    overhead_window = bench.overhead_window
+    for name, figures in [(TARGET, target_figures), *settings.items()]:
+        if compared and name in compared:
+            figures["compared_accuracy"] = compared_accuracy(compared, name, bench)
+    overhead_window = next(w for w, m in sorted(by_window.items()) if OVERHEAD in m.runs)
     at_overhead = by_window[overhead_window]
     step_ratio = _rate_bootstrap(  # judge at threshold 0 over exact: step time (seconds per target pass)
         per_problem(at_overhead.runs[OVERHEAD][1]),
@@ -202,17 +238,19 @@ def build_report(
             name: {
                 str(window): {
                     "by_batch": {str(size): summary for size, summary in per_size.items()},
-                    "accuracy": sum(correct[name][window]) / len(accuracy_examples),
+                    "accuracy": sum(correct[name][window]) / len(correct[name][window]),
                     "runner": by_window[window].runners.get(name),
                 }
                 for window, per_size in per_window.items()
             }
             for name, per_window in summaries.items()
         },
-        "step_cost": {
-            name: step_cost_fit({w: s[1]["step_ms"] for w, s in summaries[name].items()})
-            for name in (STOCK, EXACT)
-        },
+        "step_cost": step_cost(
+            {name: {w: s[1]["step_ms"] for w, s in summaries[name].items()} for name in (STOCK, EXACT)},
+            tuning_step_ms or {},
+            target_figures["by_batch"]["1"]["step_ms"],
+            plan.models.proposer,
+        ),
         "judge_overhead": {
             "window": overhead_window,
             "exact_step_ms": summaries[EXACT][overhead_window][1]["step_ms"],
@@ -221,9 +259,11 @@ def build_report(
             "percent_interval": {**percent, "verdict": overhead_verdict},
             "same_tokens_as_exact": first_timed(at_overhead, OVERHEAD) == first_timed(at_overhead, EXACT),
         },
+        "control": control_figures(settings),
         "sd_stock_equals_target": _equals_target(by_window, STOCK, target_tokens),
         "sd_exact_equals_target": _equals_target(by_window, EXACT, target_tokens),
     }
+    head_threshold = plan.head["threshold"]
     head_name = next(
         n
         for n in settings
@@ -243,8 +283,8 @@ def build_report(
         "step_time_ratio_vs_stock": rate_comparison(
             head["bs1_problems"], stock["bs1_problems"], "seconds", "passes", bench, ("longer", "shorter")
         ),
-        "accuracy_drop_vs_target_points": head["accuracy"]["drop_vs_target_points"],
-        "accuracy_drop_vs_stock_points": head["accuracy"]["drop_vs_stock_points"],
+        "tokens_per_s_ratio_vs_control": head["speedup_vs_exact_bs1"],
+        "accuracy": head.get("compared_accuracy"),  # the comparison's decode of this setting, or none
         "fastest_bs1": _fastest(
             {TARGET: target_figures["bs1_problems"], **{n: f["bs1_problems"] for n, f in settings.items()}},
             bench,
@@ -254,6 +294,28 @@ def build_report(
     }
     report["headline"]["why_below_min_ratio"] = _explain(report)
     return report
+
+
+def compared_accuracy(compared: dict[str, tuple[str, list[bool]]], name: str, bench: Any) -> dict[str, Any]:
+    """Setting ``name``'s accuracy on the comparison's test decode, and its drops against the target alone and
+    (when decoded) exact SD there, with intervals."""
+    setting, correct = compared[name]
+    stock = compared[STOCK][1] if STOCK in compared and name != TARGET else None
+    return {"compare_setting": setting, **accuracy_figures(correct, compared[TARGET][1], stock, bench)}
+
+
+def control_figures(settings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The control, plugin exact SD (every token verified through the lossy rules' path, none accepted beyond
+    exact), against stock SD: the path's cost, (a); ``biased`` when its interval excludes 1, so that every
+    ratio over stock SD carries it."""
+    ratio = settings[EXACT]["speedup_vs_stock_bs1"]
+    return {
+        "setting": EXACT,
+        "rule": {"rule": "exact"},
+        "window": settings[EXACT]["windows"]["1"],
+        "vs_stock_bs1": ratio,
+        "biased": not ratio["low"] <= 1.0 <= ratio["high"],
+    }
 
 
 def _equals_target(
@@ -291,10 +353,10 @@ def _explain(report: dict[str, Any]) -> str | None:
     if fit is not None:
         per_token, fixed = fit["per_draft_token_ms"], fit["fixed_ms"]
         text += (
-            f" Stock SD's step time over the windows fits {fixed:.2f} ms + {per_token:.3f} ms per draft "
-            f"token: one draft forward costs {per_token / target_step:.2f} of a target-alone step, so "
-            f"a step with W={head_w} drafts spends {per_token * head_w:.2f} ms drafting "
-            f"against {fixed:.2f} ms fixed (target verification and engine overhead): the longer "
-            "accepted runs are paid for in draft forwards."
+            f" Stock SD's step time over the windows ({fit['source']}) fits {fixed:.2f} ms + {per_token:.3f} ms "
+            f"per draft token: one draft token (a proposer step and a row to verify) costs "
+            f"{fit['draft_token_vs_target_step']:.2f} of a target-alone step, so a step with W={head_w} drafts "
+            f"spends {per_token * head_w:.2f} ms on them against {fixed:.2f} ms fixed (target verification and "
+            "engine overhead): the longer accepted runs are paid for in draft tokens."
         )
     return text

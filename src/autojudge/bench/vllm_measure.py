@@ -1,8 +1,10 @@
-"""Timing decoders for the vLLM benchmark: interleaved tuning and timed passes of every setting at every
-batch size, their energy, and each run's summary (medians, MAT, step time, per-problem seconds)."""
+"""Timing decoders for the vLLM benchmark: the plan's tuning and timed rounds of every setting at every
+batch size, in each round's order, with the machine's load; their energy, and each run's summary (medians,
+MAT, step time, per-problem seconds)."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -10,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autojudge.bench.energy import EnergyReading, PowerMeter, median_energy
+from autojudge.bench.vllm_plan import Round
 
 # One decode call: prompts -> (generated tokens, target forward passes) per prompt.
 DecodeFn = Callable[[Sequence[Sequence[int]]], list[tuple[list[int], int]]]
@@ -37,12 +40,26 @@ class Run:
 
 
 @dataclass
+class RoundRecord:
+    """A round as it ran: tuning or timed, the settings' order, the 1-minute load average at its start and end."""
+
+    tuning: bool
+    order: list[str]
+    load_1m: list[float]
+
+    def report(self) -> dict[str, Any]:
+        return {"phase": "tuning" if self.tuning else "timed", "order": self.order, "load_1m": self.load_1m}
+
+
+@dataclass
 class Measured:
-    """Runs by setting and batch size, accuracy-problem tokens by setting, and each setting's engine."""
+    """Runs by setting and batch size, accuracy-problem tokens by setting, each setting's engine, and the
+    rounds that ran them (a part taken with :meth:`only` carries none: the rounds belong to the whole)."""
 
     runs: dict[str, dict[int, list[Run]]] = field(default_factory=dict)
     accuracy: dict[str, list[list[int]]] = field(default_factory=dict)
     runners: dict[str, dict[str, str]] = field(default_factory=dict)
+    rounds: list[RoundRecord] = field(default_factory=list)
 
     def only(self, names: list[str], runner: dict[str, str]) -> Measured:
         """The runs and accuracy of ``names``, all on the engine ``runner`` describes."""
@@ -57,6 +74,7 @@ class Measured:
             {**self.runs, **other.runs},
             {**self.accuracy, **other.accuracy},
             {**self.runners, **other.runners},
+            [*self.rounds, *other.rounds],
         )
 
 
@@ -77,23 +95,31 @@ def _pass(
     return results, None
 
 
+def load_1m() -> float:
+    """The machine's 1-minute load average."""
+    return round(os.getloadavg()[0], 2)
+
+
 def measure(
     decoders: dict[str, DecodeFn],
     prompts: Sequence[Sequence[int]],
     accuracy_prompts: Sequence[Sequence[int]],
     batch_sizes: Sequence[int],
-    tuning_repeats: int,
-    repeats: int,
+    rounds: Sequence[Round],
     meter: Callable[[], PowerMeter],
 ) -> Measured:
-    """A warm-up batch per decoder (the first ``max(batch_sizes)`` prompts), ``tuning_repeats`` then
-    ``repeats`` interleaved rounds, then the accuracy pass."""
+    """A warm-up batch per decoder (the first ``max(batch_sizes)`` prompts), the ``rounds`` (each a pass of
+    every setting in its order, at every batch size), then the accuracy pass."""
     largest = max(batch_sizes)
     for decode in decoders.values():
         _pass(decode, prompts[:largest], largest)
     measured = Measured({name: {size: [] for size in batch_sizes} for name in decoders})
-    for round_index in range(tuning_repeats + repeats):
-        for name, decode in decoders.items():
+    for tuning, order in rounds:
+        if sorted(order) != sorted(decoders):
+            raise ValueError(f"a round's order {order} is not the decoders' settings {list(decoders)}")
+        record = RoundRecord(tuning, list(order), [load_1m()])
+        for name in order:
+            decode = decoders[name]
             for size in batch_sizes:
                 with meter() as power:
                     started = time.perf_counter()
@@ -102,7 +128,7 @@ def measure(
                 measured.runs[name][size].append(
                     Run(
                         batch_size=size,
-                        tuning=round_index < tuning_repeats,
+                        tuning=tuning,
                         seconds=seconds,
                         outputs=[tokens for tokens, _ in results],
                         passes=[passes for _, passes in results],
@@ -110,6 +136,8 @@ def measure(
                         problem_seconds=problem_seconds,
                     )
                 )
+        record.load_1m.append(load_1m())
+        measured.rounds.append(record)
     for name, decode in decoders.items():  # untimed
         results, _ = _pass(decode, accuracy_prompts, largest)
         measured.accuracy[name] = [tokens for tokens, _ in results]

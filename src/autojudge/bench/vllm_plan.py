@@ -1,82 +1,50 @@
-"""The vLLM benchmark's plan: its settings and their names, the checks that refuse a plan that cannot
-produce its figures, and the header that records what was run."""
+"""The vLLM benchmark's plan, plain data built before any engine starts: the models every engine starts
+from, the prompts, every setting and the windows it may run at, and the phases that time them (which engines
+live together, and the order of every round); the checks that refuse a plan that cannot produce its
+figures, and the header that records what was run."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from autojudge.bench.vllm_settings import (
+    EXACT,
+    OVERHEAD,
+    OVERHEAD_SETTING,
+    STOCK,
+    TARGET,
+    Recommendation,
+    WindowsOf,
+    compared_correct,
+    head_points,
+    recommendations,
+    runs_at,
+    speculative_settings,
+)
 from autojudge.errors import InputError
 from autojudge.params import bench_plan_problems
 
-TARGET = "target"
-STOCK = "sd_stock"
-EXACT = "sd_exact"
-OVERHEAD = "judge_t0"
-WindowsOf = dict[str, list[int]]  # setting -> the windows it runs at (the target alone: [0])
+Prompts = list[list[int]]
 
 
 @dataclass(frozen=True)
-class Setting:
-    """A decoding setting: a rule override on a plugin engine, or a stock engine's own decoding (None)."""
+class Models:
+    """What every engine of the benchmark starts from, and how it decodes."""
 
-    name: str
-    override: dict[str, Any] | None = None
-    threshold: float | None = None
-
-
-def speculative_settings(thresholds: Sequence[float]) -> list[Setting]:
-    """The plugin engine's settings: exact SD and AutoJudge at each threshold (overriding the head's own)."""
-    judge = [
-        Setting(f"autojudge_t{t:.4g}", {"rule": "judge", "threshold": t}, t) for t in sorted(set(thresholds))
-    ]
-    return [Setting(EXACT, {"rule": "exact"}), *judge]
-
-
-OVERHEAD_SETTING = Setting(OVERHEAD, {"rule": "judge", "threshold": 0.0}, 0.0)
-RECOMMENDED = "recommended_"
-ENGINE_ONLY_KEYS = ("judge_head", "judge_head_sha256")  # an engine's, not a request's
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    """The comparison's recommendation at some budgets, as the benchmark times it: ``config`` is the
-    plugin config it is served with; ``own_engine``: it needs an engine started with that config (a rule
-    that reads the drafter's logits, or another head), else it is a request override on the plugin engine."""
-
-    setting: Setting
-    budgets: tuple[str, ...]
-    method: str
-    compare_setting: str
-    config: dict[str, Any]
-    own_engine: bool
-
-
-def recommendations(serving: dict[str, dict], head_path: str) -> list[Recommendation]:
-    """The comparison's recommendations (``compare.json``'s ``serving``: budget -> recommended setting and
-    its plugin config), once each; exact SD is stock SD, timed anyway."""
-    from autojudge.rules.config import NEEDS_DRAFT_LOGITS
-
-    by_setting: dict[str, list[str]] = {}
-    for budget, entry in serving.items():
-        if entry["autojudge"] is not None:
-            by_setting.setdefault(entry["setting"], []).append(budget)
-    found = []
-    for compare_setting, budgets in by_setting.items():
-        entry = serving[budgets[0]]
-        config = dict(entry["autojudge"])
-        other_head = config.get("judge_head") not in (None, head_path)
-        own = other_head or config["rule"] in NEEDS_DRAFT_LOGITS
-        override = None if own else {k: v for k, v in config.items() if k not in ENGINE_ONLY_KEYS}
-        name = f"{RECOMMENDED}{'+'.join(budgets)}pt"
-        found.append(
-            Recommendation(
-                Setting(name, override), tuple(budgets), entry["method"], compare_setting, config, own
-            )
-        )
-    return found
+    target: str
+    draft: str | None
+    proposer: str  # vLLM's speculative method: draft_model, eagle or ngram
+    dtype: str
+    max_model_len: int
+    tensor_parallel_size: int
+    engine_kwargs: dict[str, Any]  # mining.vllm's, passed to every vllm.LLM
+    in_process: bool  # engines in this process (never with engines alive together)
+    max_new_tokens: int
+    eos: frozenset[int]
 
 
 @dataclass(frozen=True)
@@ -88,6 +56,102 @@ class EngineSpec:
     plugin: bool
     rule: dict[str, Any] | None
     settings: dict[str, dict[str, Any] | None]
+
+
+Round = tuple[bool, list[str]]  # (a tuning round, the settings in the order it runs them)
+
+
+@dataclass(frozen=True)
+class Group:
+    """Engines alive together, started in order, and the rounds that time every setting they serve."""
+
+    engines: list[EngineSpec]
+    rounds: list[Round]
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Groups that run one after another on the same problems (each a warm-up, its rounds, an untimed decode
+    of ``accuracy_prompts``), at ``batch_sizes``."""
+
+    groups: list[Group]
+    prompts: Prompts
+    accuracy_prompts: Prompts
+    batch_sizes: list[int]
+    meter_interval: float
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    """Everything the benchmark runs: ``windows_of`` every setting's windows to choose from (the target
+    alone: [0]), ``on_plugin`` the plugin engine's request overrides, ``own_engine`` the recommendations'
+    served configs that need engines of their own, ``head_rule`` the plugin engine's config."""
+
+    bench: Any  # BenchParams
+    models: Models
+    windows_of: WindowsOf
+    on_plugin: dict[str, dict[str, Any] | None]
+    own_engine: dict[str, dict[str, Any]]
+    head_rule: dict[str, Any]
+    prompts: Prompts  # the timed problems
+    tuning_prompts: Prompts  # windows tuned first: the problems right after the timed ones
+    accuracy_prompts: Prompts
+    recommended: list[Recommendation]
+    head: dict[str, Any]  # path, threshold, chosen_thresholds (the comparison's points), features
+    compared: dict[str, tuple[str, list[bool]]]  # the comparison's decodes (vllm_settings.compared_correct)
+
+
+def make_plan(
+    params: Any, head_path: str, head: Any, comparison: dict[str, Any], prompts: Prompts, eos: set[int]
+) -> BenchPlan:
+    """The plan of ``params.bench`` for the checked ``head``; ``prompts``: the split's first
+    :func:`problems_needed`, encoded; ``comparison`` (``compare.json``, or empty) adds the head's chosen
+    points and the recommendations."""
+    bench, vllm = params.bench, params.mining.vllm
+    recommended = recommendations(comparison.get("serving", {}), head_path)
+    chosen = head_points(comparison)
+    thresholds = [head.threshold, *bench.thresholds, *chosen]
+    on_plugin = {s.name: s.override for s in [*speculative_settings(thresholds), OVERHEAD_SETTING]}
+    on_plugin |= {r.setting.name: r.setting.override for r in recommended if not r.own_engine}
+    windows_of: WindowsOf = {
+        TARGET: [0],
+        **{name: list(bench.windows) for name in [STOCK, *on_plugin]},
+        **{r.setting.name: [w for w in bench.windows if runs_at(r.config, w)] for r in recommended},
+        OVERHEAD: [bench.overhead_window],
+    }
+    models = Models(
+        str(params.pair.target),
+        str(params.pair.draft) if params.pair.draft else None,
+        params.pair.proposer,
+        params.pair.dtype,
+        vllm.max_model_len,
+        vllm.tensor_parallel_size,
+        dict(vllm.engine_kwargs),
+        vllm.in_process and not bench.engines_together,  # engines alive together: each in its own processes
+        params.decoding.max_new_tokens,
+        frozenset(eos),
+    )
+    return BenchPlan(
+        bench,
+        models,
+        windows_of,
+        on_plugin,
+        {r.setting.name: r.config for r in recommended if r.own_engine},
+        {"rule": "judge", "judge_head": head_path},
+        prompts[: bench.problems],
+        prompts[bench.problems : bench.problems + bench.tuning_problems]
+        if tunes_windows_first(bench)
+        else [],
+        prompts[: bench.accuracy_problems],
+        recommended,
+        {
+            "path": head_path,
+            "threshold": head.threshold,
+            "chosen_thresholds": chosen,
+            "features": head.features.source,
+        },
+        compared_correct(comparison, thresholds, recommended),
+    )
 
 
 def plan_engines(
@@ -115,14 +179,81 @@ def plan_engines(
     return engines
 
 
-def round_threshold(threshold: float) -> float:
-    """A threshold as its AutoJudge setting's name writes it (4 significant digits)."""
-    return float(f"{threshold:.4g}")
+def tuning_phases(plan: BenchPlan) -> list[tuple[int, Phase]]:
+    """With windows tuned first (:func:`tunes_windows_first`), one phase per window: every engine of that
+    window alive together, ``tuning_repeats`` tuning rounds at batch size 1 on the tuning problems."""
+    if not tunes_windows_first(plan.bench):
+        return []
+    phases = []
+    for window, windows_of in tuning_windows(plan.windows_of):
+        engines = plan_engines(windows_of, plan.on_plugin, plan.own_engine, plan.head_rule)
+        names = [name for engine in engines for name in engine.settings]
+        rounds = plan_rounds(names, plan.bench.tuning_repeats, 0, plan.bench.seed)
+        group = Group(engines, rounds)
+        phases.append((window, Phase([group], plan.tuning_prompts, [], [1], plan.bench.meter_interval)))
+    return phases
 
 
-def threshold_of(name: str) -> float:
-    """The threshold of an AutoJudge setting's name."""
-    return float(name.removeprefix("autojudge_t"))
+def timed_phase(plan: BenchPlan, windows_of: WindowsOf) -> Phase:
+    """The timed phase of every setting at ``windows_of`` (the plan's grid, or each setting's tuned window):
+    engines one after another, each with its own rounds (the target alone takes no tuning round), or with
+    ``engines_together`` all alive at once in one group."""
+    bench = plan.bench
+    engines = plan_engines(windows_of, plan.on_plugin, plan.own_engine, plan.head_rule)
+    tuning = 0 if tunes_windows_first(bench) else tuning_passes(bench)  # tuned first: none here
+
+    def group(members: list[EngineSpec], tuning: int) -> Group:
+        names = [name for engine in members for name in engine.settings]
+        return Group(members, plan_rounds(names, tuning, bench.repeats, bench.seed))
+
+    if bench.engines_together:
+        groups = [group(engines, tuning)]
+    else:
+        groups = [group([engine], tuning if engine.window else 0) for engine in engines]
+    sizes = sorted(bench.batch_sizes)
+    return Phase(groups, plan.prompts, plan.accuracy_prompts, sizes, bench.meter_interval)
+
+
+def tuning_windows(windows_of: WindowsOf) -> Iterator[tuple[int, WindowsOf]]:
+    """The tuning phases' settings, one window at a time: each window with the settings that run at it
+    (neither the target alone nor the judge-overhead setting, which has no window of its own to choose)."""
+    tuned = {name: ws for name, ws in windows_of.items() if name not in (TARGET, OVERHEAD)}
+    for window in sorted({w for ws in tuned.values() for w in ws}):
+        yield window, {name: [window] for name, ws in tuned.items() if window in ws}
+
+
+def timed_windows(chosen: dict[str, int]) -> WindowsOf:
+    """The timed phase's settings after tuning: the target alone, and every setting at its chosen window;
+    the judge-overhead setting at exact SD's (the two are compared step for step)."""
+    return {TARGET: [0], **{name: [w] for name, w in chosen.items()}, OVERHEAD: [chosen[EXACT]]}
+
+
+ROUND_ORDER = (
+    "one seeded order of the settings, rotated by an evenly spread offset every two rounds and reversed in "
+    "every second round: each pair of rounds gives every setting the same mean position, and 2 x settings "
+    "rounds put every setting at every position twice"
+)
+
+
+def round_orders(names: Sequence[str], rounds: int, seed: int) -> list[list[str]]:
+    """The order of ``names`` in each of ``rounds`` rounds (:data:`ROUND_ORDER`), so that a setting's place
+    in a round (the machine warming, the load drifting) is not confounded with the setting."""
+    base = list(names)
+    random.Random(seed).shuffle(base)
+    pairs = (rounds + 1) // 2
+    orders = []
+    for index in range(rounds):
+        offset = (index // 2) * len(base) // pairs
+        rotated = base[offset:] + base[:offset]
+        orders.append(rotated if index % 2 == 0 else rotated[::-1])
+    return orders
+
+
+def plan_rounds(names: Sequence[str], tuning: int, repeats: int, seed: int) -> list[Round]:
+    """The tuning rounds then the timed ones, each group's orders balanced on its own."""
+    return [(True, order) for order in round_orders(names, tuning, seed)] + [
+        (False, order) for order in round_orders(names, repeats, seed)
+    ]
 
 
 def check_plan(bench: Any, split_problems: int | None = None) -> None:
@@ -140,7 +271,7 @@ def check_plan(bench: Any, split_problems: int | None = None) -> None:
 
 
 def tunes_windows_first(bench: Any) -> bool:
-    """Whether each setting's window is chosen on tuning passes before the timed phase
+    """Whether each setting's window is chosen on tuning phases before the timed phase
     (:mod:`autojudge.bench.window_tuning`): every engine alive together, and several windows."""
     return bool(bench.engines_together) and len(bench.windows) > 1
 
@@ -162,7 +293,10 @@ def header(bench: Any, problems: int, accuracy_problems: int) -> dict[str, Any]:
     from autojudge.bench.machine import processor_name
 
     return {
-        "benchmark": "vLLM tokens/s: target alone, stock SD, plugin exact SD, AutoJudge; windows chosen on tuning passes",
+        "benchmark": (
+            "vLLM tokens/s: target alone, stock SD, the control (plugin exact SD), the rules; windows chosen on "
+            "tuning passes, rounds in rotated orders"
+        ),
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": processor_name(),
         "problems": problems,
@@ -173,25 +307,5 @@ def header(bench: Any, problems: int, accuracy_problems: int) -> dict[str, Any]:
         "repeats": bench.repeats,
         "bootstrap_samples": bench.bootstrap_samples,
         "seed": bench.seed,
+        "round_order": {"scheme": ROUND_ORDER, "seed": bench.seed},
     }
-
-
-def head_points(comparison: dict[str, Any]) -> list[float]:
-    """The AutoJudge head's thresholds the comparison chose on validation (one per budget, once each)."""
-    rows = {row["setting"]: row for row in comparison.get("validation", [])}
-    names = {by_method.get("judge") for by_method in comparison.get("chosen", {}).values()}
-    return sorted({rows[name]["threshold"] for name in names if name in rows})
-
-
-def runs_at(config: dict[str, Any], window: int) -> bool:
-    """Whether a served config can run with ``window`` draft tokens (FLy needs a window of 2 or more, and
-    its deferred window below it)."""
-    from autojudge.rules.config import fly_window
-
-    if config["rule"] != "fly":
-        return True
-    try:
-        fly_window(config.get("fly_window_size"), window)
-    except InputError:
-        return False
-    return True

@@ -1,160 +1,37 @@
-"""The vLLM benchmark's report for people: the card's section (speed and energy tables, headline
-markdown), the tokens/s curves, and the writers of its JSON, CSV, PNG and markdown outputs."""
+"""The vLLM benchmark's report for people: the card's section (the control, (a) to (c), the rounds, speed
+and energy tables), the tokens/s plot, and the writers of its JSON, CSV, PNG and markdown outputs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from autojudge.bench.vllm_plan import EXACT, RECOMMENDED, STOCK, TARGET, threshold_of
+from autojudge.bench.vllm_tables import (
+    ci,
+    curve_rows,
+    display_name,
+    energy_table,
+    markdown,
+    signed_ci,
+    speed_table,
+)
 from autojudge.io import atomic_path, write_json, write_text
-
-LABELS = {TARGET: "target alone", STOCK: "SD stock (vLLM)", EXACT: "SD exact (plugin)"}
-
-
-def ci(figures: dict[str, Any], digits: int = 2) -> str:
-    """``point [low, high]``."""
-    return f"{figures['point']:.{digits}f} [{figures['low']:.{digits}f}, {figures['high']:.{digits}f}]"
-
-
-def _signed_ci(figures: dict[str, Any]) -> str:
-    return f"{figures['point']:+.1f} [{figures['low']:+.1f}, {figures['high']:+.1f}]"
-
-
-def _runner_text(runner: dict[str, str] | None) -> str:
-    if not runner:
-        return "-"
-    return f"{runner['runner'].split(' (')[0]}, {runner['worker_cls'].rsplit('.', 1)[-1]}, plugin {runner['plugin']}"
-
-
-def _setting_label(name: str, recommended: dict[str, dict] | None = None) -> tuple[str, Any]:
-    """The table's setting and threshold columns (``recommended``: the report's recommendations)."""
-    if name in LABELS:
-        return LABELS[name], "-"
-    if name.startswith(RECOMMENDED):
-        info = (recommended or {})[name]
-        config = info["served_config"]
-        value = config.get("threshold", config.get("top_k", "-"))
-        return f"recommended within {'/'.join(info['budgets_points'])} pt: {info['method']}", value
-    return "AutoJudge", threshold_of(name)
-
-
-def _display_name(name: str, recommended: dict[str, dict] | None = None) -> str:
-    label, threshold = _setting_label(name, recommended)
-    return label if threshold == "-" else f"{label} at threshold {threshold}"
 
 
 def _engines_sentence(together: bool) -> str:
     """How the engines shared the machine's minutes, and so what a ratio between them carries."""
     if together:
         return (
-            "Every engine was alive at once (each in its own processes) and every setting's passes were "
-            "interleaved with all the others: every ratio, within an engine or between engines, compares the "
-            "same minutes of the machine. Plugin exact SD emits stock SD's tokens: its ratio over stock SD "
-            "is what the plugin costs."
+            "Every engine was alive at once (each in its own processes) and every round ran every setting: "
+            "every ratio, within an engine or between engines, compares the same minutes of the machine."
         )
     return (
-        "Engines are timed one after another, each setting's passes interleaved with the others on its "
-        "engine: a ratio between settings of one engine (the head's points and the request overrides over "
-        "plugin exact SD, the judge overhead) compares the same minutes of the machine; a ratio between "
-        "engines (over stock SD, over the target alone, an own-engine recommendation) also carries whatever "
-        "the machine's speed did between their turns. Plugin exact SD emits stock SD's tokens: its ratio "
-        "over stock SD shows how much."
+        "Engines are timed one after another, each round running the settings of one engine: a ratio between "
+        "settings of one engine (the plugin engine's rules over the control, the head's cost) compares the same "
+        "minutes of the machine; a ratio between engines (over stock SD, over the target alone, an own-engine "
+        "recommendation) also carries whatever the machine's speed did between their turns, and (a) shows how "
+        "much."
     )
-
-
-def speed_table(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """The card's speed table: one row per setting at its chosen windows (batch size 1 first)."""
-    sizes = [str(size) for size in sorted(report["batch_sizes"])]
-    rows = []
-    for name, figures in [(TARGET, report["target"]), *report["settings"].items()]:
-        label, threshold = _setting_label(name, report.get("recommendations"))
-        accuracy = figures["accuracy"]
-        row: dict[str, Any] = {
-            "setting": label,
-            "threshold": threshold,
-            f"window (bs {'/'.join(sizes)})": (
-                "-" if name == TARGET else "/".join(str(figures["windows"][size]) for size in sizes)
-            ),
-            "accuracy, % [95% CI]": ci(accuracy["percent"], 1),
-            "drop vs target, points [95% CI]": (
-                "-" if name == TARGET else _signed_ci(accuracy["drop_vs_target_points"])
-            ),
-        }
-        for size in sizes:
-            row[f"tokens/s bs {size}"] = figures["by_batch"][size]["tokens_per_s"]
-            row[f"s/problem bs {size}"] = figures["by_batch"][size]["seconds_per_problem"]
-        row["speedup over stock SD, bs 1 [95% CI]"] = ci(figures["speedup_vs_stock_bs1"], 3)
-        row["over plugin exact SD, bs 1 [95% CI]"] = (
-            "-" if name == TARGET else ci(figures["speedup_vs_exact_bs1"], 3)
-        )
-        row["runner"] = _runner_text(figures["runner"])
-        rows.append(row)
-    return rows
-
-
-def energy_table(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """The card's energy table (batch size 1): joules per pass and per 1,000 tokens, or why not available."""
-    entries = [(LABELS[TARGET], report["target"]["by_batch"]["1"])]
-    entries += [
-        (_display_name(name, report.get("recommendations")), figures["by_batch"]["1"])
-        for name, figures in report["settings"].items()
-    ]
-    rows = []
-    for name, figures in entries:
-        energy = figures["energy"]
-        if energy["available"]:
-            rows.append(
-                {
-                    "setting": name,
-                    "joules": energy["joules"],
-                    "J per 1k tokens": energy["joules_per_1k_tokens"],
-                    "mean W": energy["mean_watts"],
-                    "GPU or reason": ", ".join(sorted(set(energy["gpus"]))),
-                }
-            )
-        else:
-            rows.append(
-                {
-                    "setting": name,
-                    "joules": "not available",
-                    "J per 1k tokens": "-",
-                    "mean W": "-",
-                    "GPU or reason": energy["reason"],
-                }
-            )
-    return rows
-
-
-def markdown(rows: list[dict[str, Any]]) -> str:
-    """A markdown table of uniform rows."""
-    columns = list(rows[0])
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def curve_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """tokens/s by setting and window (timed passes; batch size 1 and the others), for the DVC plot."""
-    sizes = sorted(report["batch_sizes"])
-    rows = []
-    for name, per_window in report["by_window"].items():
-        for window, figures in per_window.items():
-            bs1 = figures["by_batch"]["1"]
-            row = {
-                "setting": name,
-                "window": int(window),
-                "tokens_per_s": bs1["tokens_per_s"],
-                "tuning_tokens_per_s": bs1["tuning_tokens_per_s"],
-                **{
-                    f"tokens_per_s_bs{size}": figures["by_batch"][str(size)]["tokens_per_s"]
-                    for size in sizes[1:]
-                },
-                "accuracy": figures["accuracy"],
-                "mat": bs1["mat"],
-            }
-            rows.append(row)
-    return rows
 
 
 def plot_tokens_per_s(path: Path, rows: list[dict[str, Any]], title: str) -> None:
@@ -191,7 +68,11 @@ CARD_KEYS = (
     "bootstrap_samples",
     "seed",
     "headline",
+    "control",
     "judge_overhead",
+    "round_order",
+    "rounds",
+    "threads",
 )
 
 
@@ -204,9 +85,9 @@ def recommendation_figures(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
             **info,
             "window": setting["windows"]["1"],
             "tokens_per_s_ratio_vs_stock": setting["speedup_vs_stock_bs1"],
-            "tokens_per_s_ratio_vs_exact": setting["speedup_vs_exact_bs1"],
+            "tokens_per_s_ratio_vs_control": setting["speedup_vs_exact_bs1"],
             "mat_ratio_vs_stock": setting["mat_ratio_vs_stock_bs1"],
-            "accuracy_drop_vs_target_points": setting["accuracy"]["drop_vs_target_points"],
+            "accuracy": setting.get("compared_accuracy"),
         }
     return figures
 
@@ -250,8 +131,8 @@ def section_markdown(section: dict[str, Any]) -> list[str]:
     """Protocol, headline with intervals, speed and energy tables, and (when short of the ratio) why."""
     headline, overhead = section["headline"], section["judge_overhead"]
     fastest, recommended = headline["fastest_bs1"], section.get("recommendations", {})
-    runner_up = _display_name(fastest["runner_up"], recommended)
-    best = _display_name(fastest["highest_point"], recommended)
+    runner_up = display_name(fastest["runner_up"], recommended)
+    best = display_name(fastest["highest_point"], recommended)
     if fastest["setting"] is not None:
         winner = f"**{best}** ({ci(fastest['ratio_over_runner_up'])}x the runner-up, {runner_up})"
     else:
@@ -259,24 +140,21 @@ def section_markdown(section: dict[str, Any]) -> list[str]:
             f"none named ({best} leads {runner_up} by {ci(fastest['ratio_over_runner_up'])}x, "
             "an interval that includes 1)"
         )
-    overhead_ci = overhead["percent_interval"]
     lines = [
         f"{section['date']}, {section['machine']}: {section['problems']} timed problems at batch sizes "
-        f"{section['batch_sizes']}. {_window_choice(section)} Accuracy on the first "
-        f"{section['accuracy_problems']} problems (largest batch size, untimed). Intervals: 95% paired "
-        "bootstrap over problems "
+        f"{section['batch_sizes']}. {_window_choice(section)} {_rounds_sentence(section)} Accuracy beside a "
+        "setting: the comparison's decode of the same rule and threshold on its test split, or none where it "
+        "decoded no such setting. Intervals: 95% paired bootstrap over problems "
         f"({section['bootstrap_samples']} samples, seed {section['seed']}).",
         "",
+        _control_sentence(section["control"]),
+        "",
         f"AutoJudge at the registered threshold {headline['registered_threshold']} "
-        f"(W={headline['autojudge_window']}) against stock vLLM SD (W={headline['stock_window']}), "
-        f"batch size 1: **{_ratio_sentence(headline['tokens_per_s_ratio_vs_stock'])} tokens/s** "
-        f"(MAT {ci(headline['mat_ratio_vs_stock'])}x); against plugin exact SD "
-        f"(W={headline['exact_window']}) {_ratio_sentence(headline['tokens_per_s_ratio_vs_exact'])}. "
-        f"Plugin exact SD against stock SD: {_ratio_sentence(headline['exact_vs_stock'])}. "
-        f"Accuracy drop against the target alone **{_signed_ci(headline['accuracy_drop_vs_target_points'])} "
-        f"points** ({headline['accuracy_drop_vs_target_points']['verdict']}), against stock SD "
-        f"{_signed_ci(headline['accuracy_drop_vs_stock_points'])}. Judge overhead: "
-        f"**{_signed_ci(overhead_ci)}%** of step time (judge at threshold 0 vs exact, W={overhead['window']}). "
+        f"(W={headline['autojudge_window']}), batch size 1: (b) "
+        f"**{_ratio_sentence(headline['tokens_per_s_ratio_vs_control'])} the control's tokens/s** "
+        f"(W={headline['exact_window']}), (c) {_ratio_sentence(headline['tokens_per_s_ratio_vs_stock'])} stock "
+        f"SD's (W={headline['stock_window']}; MAT {ci(headline['mat_ratio_vs_stock'])}x). "
+        f"{_accuracy_sentence(headline['accuracy'])} {_head_cost_sentence(overhead)} "
         f"Fastest at batch size 1: {winner}.",
         "",
         _engines_sentence(section.get("engines_together", False)),
@@ -301,6 +179,62 @@ def section_markdown(section: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _control_sentence(control: dict[str, Any]) -> str:
+    """(a): the control against stock SD, and the bias named when its interval excludes 1.00."""
+    text = (
+        f"The control, plugin exact SD at W={control['window']} (the plugin engine verifying every draft "
+        "token through the lossy rules' path and accepting nothing beyond exact: stock SD's tokens), runs at "
+        f"(a) **{_ratio_sentence(control['vs_stock_bs1'])} stock SD's tokens/s**."
+    )
+    if control["biased"]:
+        return text + (
+            " Its interval excludes 1.00: **that is this benchmark's bias** (the plugin's path, or the engines' "
+            "share of the machine), and every ratio over stock SD, (c), carries it; (b), a rule over the "
+            "control, is what the rule's acceptances buy."
+        )
+    return text + (
+        " Its interval contains 1.00: the path's cost is not distinguishable here; (b), a rule over the "
+        "control, is what the rule's acceptances buy, and (c) what it buys over stock vLLM."
+    )
+
+
+def _accuracy_sentence(accuracy: dict[str, Any] | None) -> str:
+    if accuracy is None:
+        return "The comparison decoded no such setting: no accuracy is shown for it."
+    return (
+        f"On the comparison's test decode ({accuracy['problems']} problems, {accuracy['compare_setting']}): "
+        f"accuracy drop against the target alone **{signed_ci(accuracy['drop_vs_target_points'])} points** "
+        f"({accuracy['drop_vs_target_points']['verdict']})."
+    )
+
+
+def _head_cost_sentence(overhead: dict[str, Any]) -> str:
+    """The judge at threshold 0 (exact SD's tokens, the head computed every step) against the control."""
+    interval = overhead["percent_interval"]
+    text = (
+        f"The head's cost: **{signed_ci(interval)}%** of step time (judge at threshold 0 vs the control, "
+        f"W={overhead['window']})"
+    )
+    if interval["verdict"] == "faster":
+        return text + ": shorter steps, which computing a head cannot cause, so it is the benchmark's bias."
+    return text + "."
+
+
+def _rounds_sentence(section: dict[str, Any]) -> str:
+    """How the rounds ordered the settings, the load they ran under, and how threads were set."""
+    timed = [r for r in section["rounds"] if r["phase"] == "timed"]
+    load = ", ".join(f"{a:.1f}->{b:.1f}" for a, b in (r["load_1m"] for r in timed))
+    threads = section["threads"]
+    return (
+        f"Every round runs every setting once, in {section['round_order']['scheme']} (seed "
+        f"{section['round_order']['seed']}; bench.json `rounds`); 1-minute load at each timed round's start "
+        f"and end: {load}, on {threads['usable_cpus']} usable CPUs. Threads: torch {threads['torch_threads']}, "
+        f"OMP_NUM_THREADS={threads['OMP_NUM_THREADS']}, OMP_WAIT_POLICY={threads['OMP_WAIT_POLICY']}, "
+        f"VLLM_CPU_OMP_THREADS_BIND={threads['VLLM_CPU_OMP_THREADS_BIND']}: each engine's worker binds those "
+        "cores and only one engine decodes at a time."
+    )
+
+
 def _tuning_problems(tuning: dict[str, Any]) -> str:
     """The tuning problems' place in the split, counted from 1: the ones right after the timed problems."""
     first = tuning["first_problem"] + 1
@@ -313,7 +247,7 @@ def _tuning_lines(tuning: dict[str, Any] | None, recommended: dict[str, dict[str
         return []
     rows = [
         {
-            "setting": _display_name(name, recommended),
+            "setting": display_name(name, recommended),
             **{
                 f"W={w}": f"{rate:.1f}{' *' if int(w) == tuning['chosen'][name] else ''}"
                 for w, rate in rates.items()
@@ -336,18 +270,16 @@ def _recommendation_lines(recommended: dict[str, dict[str, Any]]) -> list[str]:
     """One sentence per recommendation of the comparison, timed as served."""
     lines = []
     for info in recommended.values():
-        if info["own_engine"]:
-            engine, same_engine = "its own engine, started with the served config", ""
-        else:
-            engine = "the plugin engine"
-            same_engine = f", {_ratio_sentence(info['tokens_per_s_ratio_vs_exact'])} plugin exact SD's on it"
+        engine = (
+            "its own engine, started with the served config" if info["own_engine"] else "the plugin engine"
+        )
         lines += [
             "",
             f"The comparison's recommendation within {'/'.join(info['budgets_points'])} point(s), "
-            f"{info['compare_setting']} (on {engine}, W={info['window']}): "
-            f"**{_ratio_sentence(info['tokens_per_s_ratio_vs_stock'])} stock SD's tokens/s** at batch size 1"
-            f"{same_engine} (MAT {ci(info['mat_ratio_vs_stock'])}x), accuracy drop against the target alone "
-            f"{_signed_ci(info['accuracy_drop_vs_target_points'])} points.",
+            f"{info['compare_setting']} (on {engine}, W={info['window']}), batch size 1: (b) "
+            f"**{_ratio_sentence(info['tokens_per_s_ratio_vs_control'])} the control's tokens/s**, (c) "
+            f"{_ratio_sentence(info['tokens_per_s_ratio_vs_stock'])} stock SD's "
+            f"(MAT {ci(info['mat_ratio_vs_stock'])}x). {_accuracy_sentence(info['accuracy'])}",
         ]
     return lines
 

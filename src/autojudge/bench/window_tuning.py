@@ -14,39 +14,50 @@ window cannot all be alive at once, so the choice and the timed figures come fro
 2. **Timed**: every setting at its chosen window, all engines alive together, as with one window.
 
 Windows are compared across phases that ran one after another, so each tuning phase records the
-machine's load; the timed figures, ratios and intervals come from the second phase only.
+machine's load; the timed figures, ratios and intervals come from the second phase only. The tuning
+passes' step times by window are kept for the step-cost fit (:func:`autojudge.bench.vllm_analysis.step_cost`),
+since the timed phase runs each setting at one window.
 """
 
 from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import Any
 
 from autojudge.bench.vllm_analysis import choose_window
+from autojudge.bench.vllm_engines import measure_phase
 from autojudge.bench.vllm_measure import Measured
-from autojudge.bench.vllm_plan import EXACT, OVERHEAD, TARGET, WindowsOf
+from autojudge.bench.vllm_plan import BenchPlan, tuning_phases
 
 
 @dataclass
 class WindowTuning:
-    """Median tokens/s of each setting's tuning passes by window, the window chosen for each, and the
-    machine's 1-minute load before and after each window's phase."""
+    """Median tokens/s and step time (ms per target pass) of each setting's tuning passes by window, the window
+    chosen for each, the machine's 1-minute load before and after each window's phase, and each window's
+    rounds (order and load)."""
 
     problems: int
     first_problem: int  # the split's index of the first tuning problem (the timed ones come before it)
     repeats: int
     tokens_per_s: dict[str, dict[int, float]] = field(default_factory=dict)
+    step_ms: dict[str, dict[int, float]] = field(default_factory=dict)
     load_average_1m: dict[int, list[float]] = field(default_factory=dict)
+    rounds: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
     def add(self, window: int, measured: Measured, load: list[float]) -> None:
         """The tuning passes one window's engines measured (batch size 1)."""
         for name, per_size in measured.runs.items():
-            rates = [run.tokens / run.seconds for run in per_size[1]]
+            runs = per_size[1]
+            rates = [run.tokens / run.seconds for run in runs]
             self.tokens_per_s.setdefault(name, {})[window] = round(statistics.median(rates), 2)
+            steps = [1000 * run.seconds / run.target_passes for run in runs if run.target_passes]
+            if steps:
+                self.step_ms.setdefault(name, {})[window] = round(statistics.median(steps), 4)
         self.load_average_1m[window] = [round(value, 2) for value in load]
+        self.rounds[window] = [record.report() for record in measured.rounds]
 
     def chosen(self) -> dict[str, int]:
         """Each tuned setting's fastest window (a tie goes to the smaller window)."""
@@ -62,36 +73,24 @@ class WindowTuning:
                 name: {str(w): rate for w, rate in sorted(rates.items())}
                 for name, rates in self.tokens_per_s.items()
             },
+            "step_ms": {
+                name: {str(w): ms for w, ms in sorted(steps.items())} for name, steps in self.step_ms.items()
+            },
             "chosen": self.chosen(),
             "load_average_1m": {str(w): load for w, load in sorted(self.load_average_1m.items())},
+            "rounds": {str(w): rounds for w, rounds in sorted(self.rounds.items())},
         }
 
 
-def tuning_windows(windows_of: WindowsOf) -> Iterator[tuple[int, WindowsOf]]:
-    """Phase 1's engines, one window at a time: each window with the settings that run at it (neither the
-    target alone nor the judge-overhead setting, which has no window of its own to choose)."""
-    tuned = {name: ws for name, ws in windows_of.items() if name not in (TARGET, OVERHEAD)}
-    for window in sorted({w for ws in tuned.values() for w in ws}):
-        yield window, {name: [window] for name, ws in tuned.items() if window in ws}
-
-
-def timed_windows(chosen: dict[str, int]) -> WindowsOf:
-    """Phase 2's engines: the target alone, and every setting at its chosen window; the judge-overhead
-    setting at exact SD's."""
-    return {TARGET: [0], **{name: [w] for name, w in chosen.items()}, OVERHEAD: [chosen[EXACT]]}
-
-
-def tune_windows(
-    windows_of: WindowsOf,
-    measure_window: Callable[[WindowsOf], Measured],
-    problems: int,
-    first_problem: int,
-    repeats: int,
-) -> WindowTuning:
-    """Phase 1: ``measure_window(settings)`` measures one window's settings, their engines alive together."""
-    tuning = WindowTuning(problems, first_problem, repeats)
-    for window, settings in tuning_windows(windows_of):
+def tune_windows(plan: BenchPlan) -> WindowTuning:
+    """Phase 1: the plan's tuning phases one window after another
+    (:func:`~autojudge.bench.vllm_plan.tuning_phases`), and what each setting measured at each window."""
+    bench = plan.bench
+    tuning = WindowTuning(len(plan.tuning_prompts), bench.problems, bench.tuning_repeats)
+    for window, phase in tuning_phases(plan):
         before = os.getloadavg()[0]
-        measured = measure_window(settings)
+        by_window, rounds = measure_phase(phase, plan.models)
+        measured = reduce(Measured.merged, by_window.values())
+        measured.rounds = rounds
         tuning.add(window, measured, [before, os.getloadavg()[0]])
     return tuning

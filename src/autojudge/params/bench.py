@@ -28,7 +28,7 @@ class BenchParams(Section):
     tuning_problems: PositiveInt = 4  # engines_together, several windows: the N after the timed ones
     repeats: PositiveInt = 2  # timed passes per setting after the tuning ones; medians reported
     bootstrap_samples: int = Field(default=2000, ge=100)  # paired bootstrap over problems: 95% intervals
-    seed: int = 0  # of the bootstrap's resampling
+    seed: int = 0  # of the bootstrap's resampling and of the rounds' order (bench.vllm_plan.round_orders)
     meter_interval: float = Field(default=0.1, gt=0)  # seconds between nvidia-smi power samples
     min_ratio: float = Field(default=1.3, gt=0)  # AutoJudge/stock SD tokens/s below this: explain why
     # every engine alive at once, each in its own processes, and every setting's passes interleaved with all
