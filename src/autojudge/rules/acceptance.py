@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 
@@ -38,16 +39,17 @@ class Window:
     # sampled if ``native`` is given, none otherwise
     sampled: torch.Tensor | None = None
 
-    @property
+    @cached_property
     def target_tokens(self) -> torch.Tensor:
+        """[W] the target's greedy token at each row (computed once per window)."""
         return greedy_choice(self.target_logits)
 
-    @property
+    @cached_property
     def natively_accepted(self) -> torch.Tensor:
         """[W] bool: what lossless verification accepts (placeholder drafts < 0 never)."""
         if self.native is not None:
             return self.native & (self.draft_tokens >= 0)
-        return greedy_verdict(self.draft_tokens, self.target_logits)
+        return greedy_verdict(self.draft_tokens, self.target_tokens)
 
     def sampled_rows(self) -> torch.Tensor:
         """[W] bool: rows verified by the standard test of speculative sampling."""

@@ -13,6 +13,7 @@ def greedy_choice(target_logits: torch.Tensor) -> torch.Tensor:
     return target_logits.argmax(dim=-1)
 
 
-def greedy_verdict(draft: torch.Tensor, target_logits: torch.Tensor) -> torch.Tensor:
-    """[N] bool: greedy verification accepts draft token n (it is the target's choice at row n)."""
-    return (draft >= 0) & (draft.long() == greedy_choice(target_logits))
+def greedy_verdict(draft: torch.Tensor, choice: torch.Tensor) -> torch.Tensor:
+    """[N] bool: greedy verification accepts draft token n (it is ``choice[n]``, the target's greedy token
+    there: ``greedy_choice``, computed once per step by the caller)."""
+    return (draft >= 0) & (draft.long() == choice)

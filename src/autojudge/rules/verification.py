@@ -53,6 +53,7 @@ def standard_test(
 def mixed_verdict(
     draft: torch.Tensor,  # [N] int, placeholders < 0
     target_logits: torch.Tensor,  # [N, V] processed target logits
+    choice: torch.Tensor,  # [N] the target's greedy token per row (``greedy_choice``)
     sampled: torch.Tensor,  # [N] bool: rows verified by the standard test
     uniform: torch.Tensor,  # [N] float64
     draft_probs: torch.Tensor | None = None,  # [N, V]; None: a greedy drafter
@@ -61,7 +62,7 @@ def mixed_verdict(
     greedy verdict), and [N] p(x) under the processed target distribution (float32)."""
     target_probs = target_logits.softmax(dim=-1, dtype=torch.float32)
     native, target_prob = standard_test(draft, target_probs, uniform, draft_probs)
-    return torch.where(sampled, native, greedy_verdict(draft, target_logits)), target_prob
+    return torch.where(sampled, native, greedy_verdict(draft, choice)), target_prob
 
 
 def rejected_mass(window: Window, probs: torch.Tensor | None) -> torch.Tensor:
@@ -177,6 +178,7 @@ def greedy_verify(
     target_logits: torch.Tensor,  # [N, V]
     bonus_token_ids: torch.Tensor,  # [B, 1] or [B]
     accepted: torch.Tensor,  # [N] bool
+    choice: torch.Tensor | None = None,  # [N] ``greedy_choice(target_logits)`` if the caller has it
 ) -> torch.Tensor:
     """[B, max_spec_len + 1] int32: leading accepted drafts, then target argmax or the bonus token.
 
@@ -206,7 +208,7 @@ def greedy_verify(
     draft_grid = torch.full((num_reqs * width,), PLACEHOLDER_TOKEN_ID, dtype=torch.long, device=device)
     draft_grid.scatter_(0, flat, draft)
     argmax_grid = torch.zeros(num_reqs * width, dtype=torch.long, device=device)
-    argmax_grid.scatter_(0, flat, greedy_choice(target_logits))
+    argmax_grid.scatter_(0, flat, greedy_choice(target_logits) if choice is None else choice.long())
 
     cols = torch.arange(width, device=device)
     out = torch.where(

@@ -184,6 +184,7 @@ def patch_rejection_sample() -> None:
     from vllm.v1.sample import rejection_sampler as module
 
     from autojudge.rules.acceptance import Window
+    from autojudge.rules.verdict import greedy_choice
     from autojudge.rules.verification import (
         accepted_rows,
         greedy_verify,
@@ -214,11 +215,15 @@ def patch_rejection_sample() -> None:
             window = Window(draft, target_logits, ctx.draft_logits, ctx.target_hidden, cu_num_draft_tokens=cu)
             accepted = accepted_rows(ctx.rules, ctx.rule_of_row, window, lossy_allowed(window, ctx.drafted))
             ctx.lossy = lossy_per_request(draft, cu, accepted, window.natively_accepted)
-            return greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accepted)
+            bonus = a["bonus_token_ids"]
+            return greedy_verify(
+                draft, cu, a["max_spec_len"], target_logits, bonus, accepted, window.target_tokens
+            )
         row_temperature = metadata.temperature[request_of_row(cu, draft.shape[0])]
         sampled = row_temperature != module.GREEDY_TEMPERATURE
         uniform = draw_uniforms(draft.shape[0], a["num_draft_tokens"], metadata.generators, draft.device)
-        native, target_prob = mixed_verdict(draft, target_logits, sampled, uniform, a["draft_probs"])
+        choice = greedy_choice(target_logits)
+        native, target_prob = mixed_verdict(draft, target_logits, choice, sampled, uniform, a["draft_probs"])
         draft_logits = tempered_draft_logits(
             ctx.draft_logits, torch.where(sampled, row_temperature, torch.ones_like(row_temperature))
         )
@@ -235,7 +240,9 @@ def patch_rejection_sample() -> None:
         forced = torch.where(sampled & accepted, torch.zeros_like(uniform), uniform)
         ours = None  # before vLLM's kernels run: they may write into their inputs
         if not metadata.all_random:
-            ours = greedy_verify(draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accepted)
+            ours = greedy_verify(
+                draft, cu, a["max_spec_len"], target_logits, a["bonus_token_ids"], accepted, choice
+            )
         handed: list[bool] = []
 
         def hand_forced(*_: Any, **__: Any) -> torch.Tensor:
