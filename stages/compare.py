@@ -1,6 +1,7 @@
 """DVC stage compare: every acceptance rule and judge head of a task under one protocol (points chosen on
-validation, decoded on each split of compare.splits), with intervals and a verdict. The SelfJudge head
-is the primary task's (params: task) only."""
+validation, decoded on each split of compare.splits), with intervals and a verdict, against the ceiling of
+a perfect judge on compare.ceiling_problems mined validation problems (kept under --kept). The SelfJudge
+head is the primary task's (params: task) only."""
 
 from pathlib import Path
 

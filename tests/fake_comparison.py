@@ -1,5 +1,6 @@
 """A fake decoder for the comparison and cross-domain stages (no model): per-problem figures that vary,
-so intervals are not points, and sorted scores for every head and compared rule."""
+so intervals are not points, and sorted scores for every head and compared rule; and for the ceiling, mined
+problems and their scores at the labelled mismatches."""
 
 import torch
 
@@ -7,6 +8,7 @@ from autojudge.evaluation.figures import ProblemFigures
 from autojudge.evaluation.scoring import EvalSummary
 from autojudge.features.spec import FeatureSpec
 from autojudge.heads.artifact import JudgeHead
+from autojudge.mining.search import MinedProblem, Mismatch
 
 N = 30
 
@@ -51,3 +53,45 @@ def fake_scores(params, heads):
         m: torch.tensor([1.0, 2, 3, 4]) if m == "topk" else torch.linspace(0.1, 0.6, 4)
         for m in [*heads, *params.compare.methods]
     }
+
+
+def fake_mine_first(params, problems, directory, split=None) -> list[MinedProblem]:
+    """``problems`` mined problems of 24 tokens: an important mismatch at 2 in every fourth, unimportant
+    ones at 6 and 13 in every problem."""
+    mined = []
+    for i in range(problems):
+        response = list(range(100, 124))
+        marks = [(2, True)] * (i % 4 == 0) + [(6, False), (13, False)]
+        mismatches = [Mismatch(position, response[position], 7, important) for position, important in marks]
+        mined.append(MinedProblem(f"v{i}", [1, 2], response, response, "4", mismatches))
+    return mined
+
+
+def fake_labelled_scores(params, heads, problems):
+    """Every head's and compared rule's score at each labelled mismatch: 0.55 at the important ones, 0.2 at
+    the unimportant ones (top-K: ranks 4 and 1)."""
+    scores = {}
+    for method in [*heads, *params.compare.methods]:
+        important, unimportant = (4.0, 1.0) if method == "topk" else (0.55, 0.2)
+        scores[method] = [important if m.important else unimportant for p in problems for m in p.mismatches]
+    return scores
+
+
+def fake_ceiling(monkeypatch, comparison_decode) -> None:
+    """The comparison's ceiling on the fake mined problems and scores (no mining, no model)."""
+    monkeypatch.setattr(comparison_decode, "mine_first", fake_mine_first)
+    monkeypatch.setattr(comparison_decode, "labelled_scores", fake_labelled_scores)
+
+
+def fake_evaluation() -> dict:
+    """An evaluate stage's metrics with one exact-SD row (what a card needs of them)."""
+    row = {"setting": "exact W=8", "method": "exact", "accuracy": 1.0, "mat": 2.0, "accepted_mismatches": 0}
+    headline = {
+        "judge_mat": 2.0,
+        "exact_sd_mat": 2.0,
+        "mat_gain_vs_exact_sd": 1.0,
+        "judge_accuracy": 1.0,
+        "target_accuracy": 1.0,
+        "accuracy_drop_vs_target": 0.0,
+    }
+    return {"split": "test", "settings": [row], "headline": headline}

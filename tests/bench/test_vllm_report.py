@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import torch
+from fake_comparison import fake_evaluation
 
 from autojudge.bench.vllm_plan import header
 from autojudge.bench.vllm_report import report_markdown
@@ -46,20 +47,7 @@ def test_card_shows_speed_and_energy_tables_even_without_gpu(params, fake_report
         json.dumps({**header(params.bench, 4, 4), **fake_report(min_ratio=1.3)})
     )  # as register reads it
     head = JudgeHead(torch.zeros(4), 0.0, 0.5, FeatureSpec("target", 4, 2), "toy", "arith", "hash")
-    row = {"setting": "exact W=8", "method": "exact", "accuracy": 1.0, "mat": 2.0, "accepted_mismatches": 0}
-    evaluation = {
-        "split": "test",
-        "settings": [row],
-        "headline": {
-            "judge_mat": 2.0,
-            "exact_sd_mat": 2.0,
-            "mat_gain_vs_exact_sd": 1.0,
-            "judge_accuracy": 1.0,
-            "target_accuracy": 1.0,
-            "accuracy_drop_vs_target": 0.0,
-        },
-    }
-    card = build_card(params, head, {}, evaluation, "autojudge-arith-toy", bench=bench)
+    card = build_card(params, head, {}, fake_evaluation(), "autojudge-arith-toy", bench=bench)
     text = card_markdown(card)
     assert card["vllm_bench"]["speed"][1]["setting"] == "SD stock (vLLM)"
     assert "## Speed and energy with vLLM" in text and "| AutoJudge | 0.5 | 1/1 |" in text

@@ -3,7 +3,19 @@
 import subprocess
 import sys
 
-COMMANDS = ("eval", "promote", "preset", "interval", "toy", "bench", "vllm", "finetune", "eagle", "params")
+COMMANDS = (
+    "eval",
+    "promote",
+    "preset",
+    "interval",
+    "ceiling",
+    "toy",
+    "bench",
+    "vllm",
+    "finetune",
+    "eagle",
+    "params",
+)
 
 
 def test_app_lists_every_command_in_order_without_importing_heavy_modules():

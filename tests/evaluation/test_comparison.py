@@ -3,6 +3,7 @@ test, intervals, and a verdict that names a winner only when its interval says s
 
 import pytest
 import torch
+from fake_comparison import fake_ceiling
 
 import autojudge.evaluation.comparison_decode as comparison_decode
 from autojudge.evaluation.comparison import (
@@ -168,6 +169,7 @@ def test_test_answers_cannot_change_a_chosen_point(params, tmp_path, monkeypatch
 
     monkeypatch.setattr(comparison_decode, "run_settings", fake_run_settings)
     monkeypatch.setattr(comparison_decode, "method_scores", fake_scores)
+    fake_ceiling(monkeypatch, comparison_decode)
     compare = params.compare.model_copy(
         update={"splits": ["test"], "rates": [0.25, 0.5, 0.75, 1.0], "refine": 1}
     )

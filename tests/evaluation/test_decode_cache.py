@@ -4,7 +4,7 @@ other inputs are decoded anew (fake decoder, no model)."""
 
 import pytest
 import torch
-from fake_comparison import fake_run_settings, fake_scores, toy_head
+from fake_comparison import fake_ceiling, fake_run_settings, fake_scores, toy_head
 
 import autojudge.evaluation.comparison_decode as comparison_decode
 from autojudge.evaluation.comparison_decode import compare_methods
@@ -34,6 +34,7 @@ def decoder(monkeypatch):
         return fake_scores(params, heads)
 
     monkeypatch.setattr(comparison_decode, "method_scores", scored)
+    fake_ceiling(monkeypatch, comparison_decode)
     return state
 
 
@@ -61,6 +62,9 @@ def test_an_interrupted_comparison_resumes_where_it_stopped(params, tmp_path, de
     decoder["calls"] = []
     again, _ = compare_methods(settings, head, None, tmp_path / "kept")
     assert again == whole and decoder["calls"] == []  # every decode read back
+    more = compare.model_copy(update={"ceiling_problems": 50})
+    grown, _ = compare_methods(params.model_copy(update={"compare": more}), head, None, tmp_path / "kept")
+    assert grown["ceiling"]["problems"] == 50 and decoder["calls"] == []  # the ceiling is mined apart
 
     toy_head(0.4).save(head)  # another head: every decode anew
     compare_methods(settings, head, None, tmp_path / "kept")

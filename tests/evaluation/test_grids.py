@@ -41,3 +41,22 @@ def test_scores_order_mismatches_as_each_rule_accepts_them():
         scores("target-entropy", mismatches, 0.9, 3, 8)[0]
         < scores("target-entropy", mismatches, 0.9, 3, 8)[1]
     )
+
+
+def test_labelled_mismatches_are_read_teacher_forced_as_the_grids_read_theirs(toy_pair, arith_task):
+    """The grids' own mismatches, given back as labelled problems, come back with the same tokens and logits:
+    each mismatch is read along its response's prefix, as Algorithm 1 tested it."""
+    from autojudge.evaluation.grids import labelled_mismatches, validation_mismatches
+    from autojudge.models.prompts import encode_prompt
+
+    prompts = [
+        encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e))
+        for e in arith_task.load_split("test", 3)
+    ]
+    grid = validation_mismatches(toy_pair, prompts, 48, 2)
+    labelled = labelled_mismatches(toy_pair, grid.problems)
+    assert len(labelled.draft_tokens) == sum(len(p.mismatches) for p in grid.problems) > 0
+    assert torch.equal(labelled.draft_tokens, grid.draft_tokens)
+    assert torch.allclose(labelled.target_logits, grid.target_logits)
+    assert torch.allclose(labelled.draft_logits, grid.draft_logits)
+    assert labelled.draft_logits.argmax(dim=-1).tolist() == labelled.draft_tokens.tolist()

@@ -5,7 +5,7 @@ exactly from the stored per-problem figures."""
 import json
 
 import pytest
-from fake_comparison import fake_run_settings, fake_scores, toy_head
+from fake_comparison import fake_ceiling, fake_run_settings, fake_scores, toy_head
 
 import autojudge.evaluation.comparison_decode as comparison_decode
 import autojudge.evaluation.crossdomain_decode as crossdomain_decode
@@ -19,6 +19,7 @@ def compare_file(params, tmp_path, monkeypatch):
     """compare.json as the stage writes it, from the fake decoder."""
     monkeypatch.setattr(comparison_decode, "run_settings", fake_run_settings)
     monkeypatch.setattr(comparison_decode, "method_scores", fake_scores)
+    fake_ceiling(monkeypatch, comparison_decode)
     compare = params.compare.model_copy(update={"bootstrap_samples": 200, "seed": 3, "splits": ["test"]})
     result, _ = comparison_decode.compare_methods(
         params.model_copy(update={"compare": compare}), toy_head().save(tmp_path / "head.safetensors"), None

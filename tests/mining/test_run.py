@@ -50,3 +50,17 @@ def test_mining_skip_passes_over_the_first_problems_and_is_recorded(
     (tmp_path / "plain").mkdir()
     plain = load_params(write_params(repo, tmp_path / "plain", arith_dir, {"mining.problems": 3}))
     assert "skipped_problems" not in mining_settings(plain, toy_pair)
+
+
+def test_the_first_problems_of_another_split_are_mined_from_its_start(repo, tmp_path, arith_dir, arith_task):
+    """``mine_first`` (``autojudge ceiling``, the comparison's ceiling): another split is mined from its first
+    problem, whatever mining.skip passes over in the mining split, as one shard that a rerun resumes."""
+    from autojudge.mining.run import mine_first
+
+    overrides = {"mining.engine": "hf", "mining.skip": 5, "mining.max_response_tokens": 32}
+    params = load_params(write_params(repo, tmp_path, arith_dir, overrides))
+    mined = mine_first(params, 2, tmp_path / "ceiling", "validation")
+    assert [p.id for p in mined] == [e.id for e in arith_task.load_split("validation", 2)]
+    assert read_json(tmp_path / "ceiling" / "summary.json")["settings"]["split"] == "validation"
+    assert mine_first(params, 2, tmp_path / "ceiling", "validation") == mined  # read back, nothing mined anew
+    assert read_json(tmp_path / "ceiling" / "summary.json")["mined_this_run"] == 0

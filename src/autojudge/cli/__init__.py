@@ -2,6 +2,7 @@
 ``main``, the console script's entry point).
 
 - ``evaluate``: ``autojudge eval`` (decode a split with a rule, intervals) and ``autojudge interval``
+- ``ceiling``: ``autojudge ceiling``, a quick look: Algorithm 1 on a few problems and the judge's ceiling
 - ``toy``: ``autojudge toy train|measure``, the toy draft/target pair
 - ``bench``: ``autojudge bench ...``, the speed benchmarks
 - ``registry``: ``autojudge promote`` (and ``--rollback``)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from autojudge.cli import bench, evaluate, plugin, presets, registry, toy
+from autojudge.cli import bench, ceiling, evaluate, plugin, presets, registry, toy
 from autojudge.cli.eagle import eagle_app
 from autojudge.cli.finetune import finetune_app
 from autojudge.cli.params import params_app
@@ -18,6 +18,7 @@ app.command("eval")(evaluate.evaluate_command)
 app.command()(registry.promote)
 app.command()(presets.preset)
 app.command()(evaluate.interval)
+app.command()(ceiling.ceiling)
 app.add_typer(toy.toy_app, name="toy")
 app.add_typer(bench.bench_app, name="bench")
 app.add_typer(plugin.vllm_app, name="vllm")

@@ -9,7 +9,9 @@ candidate whose accuracy drop against target greedy on validation is within the 
 split chooses anything. There, each method gets a 95% paired-bootstrap interval over problems for its
 accuracy drop against target greedy and its MAT gain over exact SD (:func:`split_table`), and the
 verdict (:func:`decision`) names a winner only when the interval of its MAT ratio over the runner-up
-excludes 1; otherwise it recommends the cheapest method not significantly slower than the fastest.
+excludes 1; otherwise it recommends the cheapest method not significantly slower than the fastest. Against
+the ceiling, a perfect judge on Algorithm 1's labels, each chosen point's share of its gain and where each
+rule fails on labelled mismatches: :mod:`autojudge.evaluation.comparison_ceiling`.
 
 This module decodes nothing (the card and the reports read a comparison without the model stack);
 :func:`autojudge.evaluation.comparison_decode.compare_methods` runs the protocol with the pair.
@@ -276,6 +278,57 @@ def budget_table(split: dict, budget: str) -> str:
     return "\n".join(lines)
 
 
+def _share_text(share: float | None) -> str:
+    return "n/a" if share is None else f"{100 * share:.1f}%"
+
+
+def ceiling_markdown(section: dict) -> str:
+    """The ceiling (:mod:`autojudge.evaluation.comparison_ceiling`), every chosen point's share of it and its
+    acceptance of the labelled mismatches, as a table."""
+    tests = list(section["points"][0]["share_of_ceiling"]) if section["points"] else []
+    fraction = section["important_fraction"]
+    important = f", {_share_text(fraction['value'])}" if fraction else ""
+    lines = [
+        f"### The ceiling: a perfect judge on {section['problems']} {section['split']} problems\n",
+        "The judge that accepts exactly Algorithm 1's unimportant mismatches (no accuracy lost), replayed at "
+        f"W={section['window']} over the first {section['problems']} problems of the {section['split']} split "
+        f"mined ({section['important']} of {section['mismatches']} mismatches important{important}): MAT "
+        f"{section['ceiling_mat']['value']:.2f} against exact SD's {section['exact_mat']['value']:.2f}, "
+        f"**{_ratio_text(section['ratio'])}**. *Share*: (the chosen point's MAT ratio over exact SD on the test "
+        "split - 1) / (the ceiling's - 1). *Accepted*: its share of the labelled important and unimportant "
+        "mismatches, teacher-forced along the mined responses (FLy: its entropy gate alone).\n",
+        "| method | chosen point (budgets) | "
+        + "".join(f"MAT vs exact SD, {test} | share, {test} | " for test in tests)
+        + "important accepted | unimportant accepted |",
+        "|---|---|" + "---:|---:|" * len(tests) + "---:|---:|",
+    ]
+    for point in section["points"]:
+        per_split = "".join(
+            f"{_ratio_text(point['mat_gain_vs_exact_sd'][test])} | {_share_text(point['share_of_ceiling'][test])} | "
+            for test in tests
+        )
+        accepted = point["accepted"]
+        lines.append(
+            f"| {LABELS[point['method']]} | {point['setting']} ({', '.join(point['budgets'])}) | {per_split}"
+            f"{_share_text(accepted['important'])} | {_share_text(accepted['unimportant'])} |"
+        )
+    return "\n".join(lines)
+
+
+def ceiling_sentence(section: dict, budget: str) -> str | None:
+    """The AutoJudge head's point at ``budget`` against the ceiling, in one sentence (None: not chosen)."""
+    point = next((p for p in section["points"] if p["method"] == "judge" and budget in p["budgets"]), None)
+    if point is None:
+        return None
+    shares = ", ".join(f"{_share_text(share)} on {test}" for test, share in point["share_of_ceiling"].items())
+    return (
+        f"Against the ceiling (a perfect judge, {_ratio_text(section['ratio'])} exact SD's MAT on "
+        f"{section['problems']} {section['split']} problems), this head's point within {budget} point(s) "
+        f"reaches {shares} of the gain, accepting {_share_text(point['accepted']['important'])} of the "
+        f"important and {_share_text(point['accepted']['unimportant'])} of the unimportant mismatches."
+    )
+
+
 def markdown(comparison: dict) -> str:
     """The tables for the card and the README: per test split and budget, every method's chosen point."""
     protocol = comparison["protocol"]
@@ -295,6 +348,8 @@ def markdown(comparison: dict) -> str:
                 f"{budget_table(figures, budget)}\n\n"
                 f"{decision_sentence(comparison['decisions'][split][budget], split)}"
             )
+    if "ceiling" in comparison:
+        parts.append(ceiling_markdown(comparison["ceiling"]))
     methods = [m for m in LABELS if any(m in s["table"] for s in comparison["splits"].values())]
     parts.append("Methods: " + "; ".join(f"{LABELS[m]}: {SOURCES[m]}" for m in methods) + ".")
     if "serving" in comparison:

@@ -4,27 +4,32 @@ decoded with the pair, on the reference engine or vLLM.
 The protocol's choices, tables and verdicts live in :mod:`autojudge.evaluation.comparison`, which decodes
 nothing, so that the card and the reports read a comparison without the model stack. Given a directory,
 every decode is kept there as it finishes and read back by a rerun of the same inputs
-(:mod:`autojudge.evaluation.decode_cache`): an interrupted comparison resumes.
+(:mod:`autojudge.evaluation.decode_cache`): an interrupted comparison resumes. The ceiling's validation
+problems (:mod:`autojudge.evaluation.comparison_ceiling`) are mined into its ``ceiling`` shard, resumed alike.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
+from autojudge.evaluation.ceiling import Accepts, judged
 from autojudge.evaluation.comparison import choose_points, chosen_settings, decision, split_table
+from autojudge.evaluation.comparison_ceiling import ceiling_section, chosen_points
 from autojudge.evaluation.decode_cache import DecodeCache, Outcome, tree_digest
 from autojudge.evaluation.early_stop import LossLimit, Tally
 from autojudge.evaluation.figures import ProblemFigures, figure_columns
-from autojudge.evaluation.grids import method_scores
+from autojudge.evaluation.grids import labelled_scores, method_scores, score_cut
 from autojudge.evaluation.rate_search import RateSearch
 from autojudge.evaluation.setting import Setting
 from autojudge.evaluation.sweep import run_settings, summary_row
-from autojudge.heads.artifact import load_head
+from autojudge.heads.artifact import JudgeHead, load_head
 from autojudge.heads.out_of_fold import fold_heads_for
+from autojudge.mining.run import mine_first
 from autojudge.models.pair import weights_digest
 from autojudge.params import Params
 
@@ -39,6 +44,7 @@ def _columns(figures: dict[str, list[ProblemFigures]]) -> dict[str, dict[str, li
 def decode_inputs(params: Params, head: Path, selfjudge_head: Path | None) -> dict:
     """What the comparison's decodes depend on (a kept decode of other inputs is never read back)."""
     dumped = params.model_dump(mode="json")
+    dumped["compare"].pop("ceiling_problems")  # no decode's input: more ceiling problems mine only those
     source = Path(__file__).resolve().parents[1]  # the package: any change of code decodes anew
     return {
         "params": {key: dumped[key] for key in ("task", "pair", "decoding", "compare")},
@@ -76,6 +82,27 @@ def _search_rates(
     return outcomes, stopped
 
 
+def _ceiling(
+    params: Params, heads: dict[str, JudgeHead], result: dict, candidates: list[Setting], kept: Path | None
+) -> dict:
+    """The ceiling section of the comparison ``result``: the first ``compare.ceiling_problems`` validation
+    problems mined (into ``kept``/ceiling, resuming) and every chosen point's rule scored at their labelled
+    mismatches, teacher-forced (:func:`autojudge.evaluation.grids.labelled_scores`)."""
+    settings = params.compare
+    with tempfile.TemporaryDirectory() as temporary:
+        directory = kept / "ceiling" if kept else Path(temporary)
+        problems = mine_first(params, settings.ceiling_problems, directory, settings.validation_split)
+    keys = [(problem.id, mismatch.position) for problem in problems for mismatch in problem.mismatches]
+    scores = labelled_scores(params, heads, problems)
+    by_name = {setting.name: setting for setting in candidates}
+    accepts: dict[str, Accepts] = {}
+    for name, point in chosen_points(result["chosen"]).items():
+        keyed = dict(zip(keys, scores[point["method"]], strict=True))
+        accepts[name] = judged(keyed, score_cut(by_name[name]))
+    split, samples, seed = settings.validation_split, settings.bootstrap_samples, settings.seed
+    return ceiling_section(problems, accepts, result, split, samples, seed)
+
+
 def compare_methods(
     params: Params, head: Path, selfjudge_head: Path | None, kept: Path | None = None
 ) -> tuple[dict, dict[str, list[dict]]]:
@@ -84,7 +111,8 @@ def compare_methods(
     decode is kept in ``kept`` (when given) and read back from there by a rerun of the same inputs.
 
     ``problems`` keeps, per split (``validation`` included), every decoded setting's per-problem figures,
-    so that any interval can be recomputed from the file alone (:mod:`autojudge.evaluation.intervals`)."""
+    so that any interval can be recomputed from the file alone (:mod:`autojudge.evaluation.intervals`);
+    ``ceiling`` (with ``compare.ceiling_problems``): the chosen points against a perfect judge."""
     settings = params.compare
     heads, more_heads = {"judge": load_head(head)}, {}
     if selfjudge_head is not None:
@@ -147,4 +175,6 @@ def compare_methods(
         result["splits"][split] = {**table, "settings": rows[split]}
         result["decisions"][split] = {b: decision(table, b, figures, samples, seed) for b in chosen}
         result["problems"][split] = _columns(figures)
+    if settings.ceiling_problems:
+        result["ceiling"] = _ceiling(params, heads, result, candidates, kept)
     return result, rows

@@ -10,6 +10,9 @@ p(important)) orders them, and the candidate at rate r is the threshold that acc
 
 FLy's and KL + mask's other conditions (the deferred window, the confidence mask) still apply at decode
 time; their rates count the entropy or KL gate alone.
+
+The same scores at Algorithm 1's labelled mismatches (:func:`labelled_scores`), cut where a chosen point
+accepts (:func:`score_cut`), show where each rule fails: the comparison's ceiling section.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from autojudge.models.runtime import pair_from, predictor_from, task_from
 from autojudge.models.teacher_forced import DraftPredictor
 from autojudge.params import Params
 from autojudge.rules.acceptance import Window
-from autojudge.rules.build import build_rule, threshold_at_score
+from autojudge.rules.build import build_rule, rule_class, threshold_at_score
 from autojudge.rules.config import FSD_PUBLISHED, THRESHOLD_BOUNDS, RuleConfig
 
 
@@ -44,6 +47,28 @@ class Mismatches:
     problems: list[MinedProblem]  # per problem, its mismatches (for the heads' hidden states)
 
 
+def _teacher_forced(
+    pair: ModelPair, prompts: list[list[int]], responses: list[list[int]]
+) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Per response, the target's and the proposer's [len(response), V] logits along it."""
+    target = DraftPredictor(pair.target, pair.vocab_size, pair.pad_token_id)
+    draft = predictor_from(pair)
+    return target.response_logits(prompts, responses), draft.response_logits(prompts, responses)
+
+
+def _gathered(
+    problems: list[MinedProblem], target_rows: list[torch.Tensor], draft_rows: list[torch.Tensor]
+) -> Mismatches:
+    """The problems' mismatches with the logits at their positions, in the problems' order."""
+    tokens, target_logits, draft_logits = [], [], []
+    for problem, target, draft in zip(problems, target_rows, draft_rows, strict=True):
+        where = torch.tensor([m.position for m in problem.mismatches], dtype=torch.long)
+        tokens.append(torch.tensor([m.draft_token for m in problem.mismatches], dtype=torch.long))
+        target_logits.append(target[where])
+        draft_logits.append(draft[where])
+    return Mismatches(torch.cat(tokens), torch.cat(target_logits), torch.cat(draft_logits), problems)
+
+
 def validation_mismatches(
     pair: ModelPair, prompts: list[list[int]], max_new_tokens: int, batch_size: int
 ) -> Mismatches:
@@ -52,19 +77,21 @@ def validation_mismatches(
         pair.target, None, pair.vocab_size, pair.eos_token_ids, 1, max_new_tokens, batch_size
     )
     responses = [g.tokens for g in decoder.generate([Request(p) for p in prompts], "grid: target greedy")]
-    pad = pair.pad_token_id
-    target_rows = DraftPredictor(pair.target, pair.vocab_size, pad).response_logits(prompts, responses)
-    draft_rows = predictor_from(pair).response_logits(prompts, responses)
-    tokens, target_logits, draft_logits, problems = [], [], [], []
+    target_rows, draft_rows = _teacher_forced(pair, prompts, responses)
+    problems = []
     for index, (prompt, response) in enumerate(zip(prompts, responses, strict=True)):
         choices = draft_rows[index].argmax(dim=-1)
         where = torch.nonzero(choices != torch.tensor(response)).flatten()
-        tokens.append(choices[where])
-        target_logits.append(target_rows[index][where])
-        draft_logits.append(draft_rows[index][where])
         mismatches = [Mismatch(int(p), response[p], int(choices[p]), False) for p in where]
         problems.append(MinedProblem(str(index), prompt, response, response, None, mismatches))
-    return Mismatches(torch.cat(tokens), torch.cat(target_logits), torch.cat(draft_logits), problems)
+    return _gathered(problems, target_rows, draft_rows)
+
+
+def labelled_mismatches(pair: ModelPair, problems: list[MinedProblem]) -> Mismatches:
+    """Algorithm 1's tested mismatches, teacher-forced along each problem's final response (the prefix
+    each was tested after), with their labels in ``problems``."""
+    prompts, responses = [p.prompt_ids for p in problems], [p.response_ids for p in problems]
+    return _gathered(problems, *_teacher_forced(pair, prompts, responses))
 
 
 def scores(
@@ -133,6 +160,14 @@ def setting_at(method: str, ordered: torch.Tensor, rate: float, window: int) -> 
     return Setting(method, window, threshold=min(max(threshold, low), high), rate=rate)
 
 
+def score_cut(setting: Setting) -> float:
+    """The score below which ``setting``'s rule accepts a mismatch (the inverse of :func:`setting_at`'s
+    threshold: top-K's rank K + 1; entropy rules' negated threshold)."""
+    if setting.method == "topk":
+        return setting.k + 1
+    return -setting.threshold if rule_class(setting.method).negated_score else setting.threshold
+
+
 def rate_settings(method: str, method_scores: torch.Tensor, rates: list[float], window: int) -> list[Setting]:
     """One candidate per rate (duplicates dropped)."""
     ordered = method_scores.sort().values
@@ -141,6 +176,32 @@ def rate_settings(method: str, method_scores: torch.Tensor, rates: list[float], 
         setting = setting_at(method, ordered, rate, window)
         settings.setdefault(setting.name, setting)
     return list(settings.values())
+
+
+def every_score(
+    params: Params, heads: dict[str, JudgeHead], pair: ModelPair, mismatches: Mismatches
+) -> dict[str, torch.Tensor]:
+    """[M] every head's and every ``compare.methods`` rule's score at each of ``mismatches``."""
+    compare = params.compare
+    by_method = head_scores(heads, pair, mismatches, params.decoding.batch_size)
+    for method in compare.methods:
+        base = method.removesuffix("-published") if method in FSD_PUBLISHED else method
+        by_method[method] = scores(
+            base, mismatches, compare.confidence, compare.fly_entropy_top_k, compare.window
+        )
+    return by_method
+
+
+def labelled_scores(
+    params: Params, heads: dict[str, JudgeHead], problems: list[MinedProblem]
+) -> dict[str, list[float]]:
+    """Every head's and every ``compare.methods`` rule's score at each of Algorithm 1's tested mismatches of
+    ``problems``, in their order (:func:`labelled_mismatches`)."""
+    if not any(problem.mismatches for problem in problems):
+        return {method: [] for method in [*heads, *params.compare.methods]}
+    pair = pair_from(params)
+    by_method = every_score(params, heads, pair, labelled_mismatches(pair, problems))
+    return {method: values.tolist() for method, values in by_method.items()}
 
 
 def method_scores(params: Params, heads: dict[str, JudgeHead]) -> dict[str, torch.Tensor]:
@@ -153,12 +214,7 @@ def method_scores(params: Params, heads: dict[str, JudgeHead]) -> dict[str, torc
         for e in task.load_split(compare.validation_split, compare.validation_limit)
     ]
     mismatches = validation_mismatches(pair, prompts, decoding.max_new_tokens, decoding.batch_size)
-    by_method = head_scores(heads, pair, mismatches, decoding.batch_size)
-    for method in compare.methods:
-        base = method.removesuffix("-published") if method in FSD_PUBLISHED else method
-        by_method[method] = scores(
-            base, mismatches, compare.confidence, compare.fly_entropy_top_k, compare.window
-        )
+    by_method = every_score(params, heads, pair, mismatches)
     return {method: values.sort().values for method, values in by_method.items()}
 
 

@@ -1,12 +1,13 @@
-"""Mining one shard from params: problems, engine, the proposer's predictor, resumable writer."""
+"""Mining one shard from params: problems, engine, the proposer's predictor, resumable writer; and the first
+problems of any split mined as one such shard (``autojudge ceiling``, the comparison's ceiling)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from autojudge.errors import InputError
-from autojudge.mining.search import ImportantTokenSearch, MiningProblem
-from autojudge.mining.shards import ShardSummary, mine_shard, shard_of
+from autojudge.mining.search import ImportantTokenSearch, MinedProblem, MiningProblem
+from autojudge.mining.shards import ShardSummary, load_shard, mine_shard, shard_of
 from autojudge.models.pair import ModelPair, model_signature
 from autojudge.models.prompts import encode_prompt
 from autojudge.models.runtime import engine_from, pair_from, predictor_from, task_from
@@ -67,3 +68,16 @@ def mine_from_params(params: Params, shard: int, directory: Path) -> ShardSummar
         )
     finally:
         engine.close()
+
+
+def mine_first(
+    params: Params, problems: int, directory: Path, split: str | None = None
+) -> list[MinedProblem]:
+    """Algorithm 1 on the first ``problems`` problems of ``split`` (from its start; default: mining.split
+    after mining.skip) as one shard in ``directory``, resuming what is there; every problem it holds."""
+    update: dict = {"problems": problems, "shards": [0]}
+    if split is not None:
+        update |= {"split": split, "skip": 0}
+    mining = params.mining.model_copy(update=update)
+    mine_from_params(params.model_copy(update={"mining": mining}), 0, directory)
+    return load_shard(directory)

@@ -82,6 +82,9 @@ class CompareParams(Section):
     budgets: list[Annotated[float, Field(ge=0, le=1)]] = [0.01, 0.02]  # accuracy drops vs target greedy
     bootstrap_samples: int = Field(default=2000, ge=100)  # paired bootstrap over problems: 95% intervals
     seed: int = 0
+    # the first N validation problems mined with Algorithm 1: the ceiling's MAT ratio, each chosen point's
+    # share of it and its acceptance of labelled mismatches (autojudge.evaluation.comparison_ceiling); 0: none
+    ceiling_problems: int = Field(default=100, ge=0)
 
     @model_validator(mode="after")
     def _check(self) -> CompareParams:

@@ -129,7 +129,8 @@ def card_markdown(card: dict) -> str:
         f"MAT gain >= {card['gates']['min_mat_gain']:.2f}x.",
     ]
     if "comparison" in card:
-        lines += ["", *_comparison_section(card["comparison"], card.get("gate_result"))]
+        budget = compare.budget_key(card["gates"]["max_accuracy_drop"])
+        lines += ["", *_comparison_section(card["comparison"], card.get("gate_result"), budget)]
     if "sampled" in card:
         lines += ["", *greedy_and_sampled_markdown(card["sampled"], card.get("comparison"))]
     if "crossdomain" in card:
@@ -169,9 +170,11 @@ def _threshold_sentence(head: dict) -> str:
     )
 
 
-def _comparison_section(comparison: dict, gate_result: dict | None) -> list[str]:
-    """Which judge to use: every method's point chosen on validation, its test figures and the verdicts."""
-    lines = ["## Which judge to use", "", compare.markdown(comparison)]
+def _comparison_section(comparison: dict, gate_result: dict | None, budget: str) -> list[str]:
+    """Which judge to use: every method's point chosen on validation, its test figures and the verdicts;
+    first, this head's point at the gate's ``budget`` against the ceiling."""
+    ceiling = comparison.get("ceiling") and compare.ceiling_sentence(comparison["ceiling"], budget)
+    lines = ["## Which judge to use", "", *([ceiling, ""] if ceiling else []), compare.markdown(comparison)]
     if gate_result and gate_result.get("use_instead"):
         lines += ["", f"**Use instead of this head:** {gate_result['use_instead']}."]
     return lines
