@@ -6,7 +6,8 @@ stopped with SIGTERM (as a drained node or ``docker stop`` does) while mining (o
 tasks at once) has finished some problems and not others, and a second worker finishes the run. The
 session fixture ``deployed_pipeline`` (conftest.py) runs this once; tests/flows/test_deployment.py checks the restart and the registration,
 tests/bench/test_vllm_bench.py its vLLM benchmark, tests/test_pipeline.py the pipeline's outputs in the same copy, then a no-op
-and a partial rerun.
+and a partial rerun, and each stage's params reads (recorded as it runs, ``autojudge.params.access``)
+against its dvc.yaml ``params:`` list.
 Every process started here is stopped here, also on failure.
 """
 
@@ -27,6 +28,8 @@ from pathlib import Path
 
 from helpers import free_port, healthy, set_params
 
+from autojudge.params.access import ACCESS_LOG
+
 PIPELINE_PARAMS = {
     "toy.splits": {"train": 24, "validation": 12, "test": 12, "shifted": 6, "variant": 6, "unseen": 6},
     "toy.code_splits": {"train": 24, "validation": 12, "test": 12},
@@ -45,6 +48,7 @@ PIPELINE_PARAMS = {
     "selfjudge.tau": -20.0,  # set directly: on 12 problems the calibrated tau leaves no important row in validation
     "compare.limit": 3,
     "compare.validation_limit": 4,
+    "compare.ceiling_problems": 4,  # the ceiling's validation problems, mined in the compare stage
     "crossdomain.limit": 3,
     "compare.splits": ["test", "shifted"],  # shifted: outside the target's competence, no winner
     "tasks.pyfunc.compare.splits": ["test"],  # the code task has no shifted split
@@ -64,6 +68,7 @@ PIPELINE_PARAMS = {
 SERVER_START_TIMEOUT = 180
 RUN_TIMEOUT = 1500
 DEPLOYMENT = "autojudge-pipeline/toy"
+PARAMS_READS = "params_reads"  # in the Prefect home: one file per stage process, the params keys it read
 
 
 def copy_repository(repo: Path, destination: Path) -> Path:
@@ -143,6 +148,7 @@ class DeployedRun:
     state_message: str | None
     run_count: int
     artifacts: dict[str, tuple[str, str]]  # key -> (type, data)
+    params_reads: Path  # what every stage process read of the params (``autojudge.params.access``)
 
 
 class Processes:
@@ -282,6 +288,7 @@ def _prefect_env(home: Path, url: str, workdir: Path) -> dict[str, str]:
         "PREFECT_WORKER_QUERY_SECONDS": "2",
         "AUTOJUDGE_CHECKOUT": str(workdir),
         "HF_HUB_OFFLINE": "1",
+        ACCESS_LOG: str(home / PARAMS_READS),
     }
 
 
@@ -325,6 +332,7 @@ def run_deployment_with_restart(repo: Path, workdir: Path, home: Path) -> Deploy
             final.state.message,
             final.run_count,
             _artifacts(url, flow_run_id),
+            home / PARAMS_READS,
         )
     finally:
         processes.close()

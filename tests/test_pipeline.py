@@ -13,9 +13,14 @@ import json
 
 import pytest
 import yaml
+from declared_params import covered, declared_params, recorded_reads, undeclared
 from helpers import set_params
 from pipeline_run import MODEL_NAMES, PIPELINE_PARAMS, TASKS, dvc, model_versions, stages_run
 
+from autojudge.params.access import WHOLE
+
+# stages that dump the whole params, and why that reads less than every key
+DUMP_THE_WHOLE_PARAMS = {"compare": "evaluation.comparison_decode.decode_inputs keeps a few of its sections"}
 EVERY_STAGE = {
     "prepare",
     "mine",
@@ -71,6 +76,19 @@ def test_full_run_registers_a_head_per_task_with_its_card(deployed_pipeline):
     assert set(code["splits"]) == {"test"} and "selfjudge" not in code["splits"]["test"]["table"]
     assert methods - {"selfjudge"} <= set(code["splits"]["test"]["table"])
     assert "Operating points chosen on" in (workdir / "plots" / "pyfunc" / "compare.md").read_text()
+    for figures in (comparison, code):  # the ceiling: the first validation problems mined, every chosen point
+        ceiling = figures["ceiling"]
+        mined = ceiling["problems"] + ceiling["problems_without_answer"]
+        assert mined == PIPELINE_PARAMS["compare.ceiling_problems"] and ceiling["split"] == "validation"
+        assert ceiling["ratio"]["low"] <= ceiling["ratio"]["value"] <= ceiling["ratio"]["high"]
+        chosen = {
+            name for by in figures["chosen"].values() for m, name in by.items() if name and m != "exact"
+        }
+        assert {point["setting"] for point in ceiling["points"]} == chosen
+        for point in ceiling["points"]:
+            assert set(point["share_of_ceiling"]) == set(figures["splits"])
+            assert all(share is None or 0 <= share <= 1 for share in point["accepted"].values())
+    assert "### The ceiling: a perfect judge on" in (workdir / "plots" / "arith" / "compare.md").read_text()
     bench = json.loads((workdir / "metrics" / "bench.json").read_text())
     assert all(bench["sd_exact_equals_target"].values()) and "judge_overhead_percent" in bench["headline"]
     sampled = json.loads((workdir / "metrics" / "sampled.json").read_text())
@@ -106,7 +124,27 @@ def test_every_head_is_evaluated_on_every_domain_and_its_card_says_so(deployed_p
         # every task is compared; the benchmark runs on the primary task (params: task) only
         assert version["card"]["comparison"]["protocol"]["validation_split"] == "validation"
         assert "## Which judge to use" in version["description"]
+        assert "### The ceiling: a perfect judge on" in version["description"]
         assert ("vllm_bench" in version["card"]) == (task == "arith")
+
+
+@pytest.mark.slow
+def test_every_stage_declares_the_params_it_reads(deployed_pipeline):
+    """Each stage's recorded reads (``autojudge.params.access``) against its dvc.yaml ``params:`` list: DVC
+    reruns a stage only when a key of that list changes."""
+    workdir = deployed_pipeline.workdir
+    reads = recorded_reads(deployed_pipeline.params_reads)
+    assert {stage.split("@")[0] for stage in reads} == EVERY_STAGE
+    declared = declared_params(workdir)
+    missing = {stage: undeclared(by_task, declared[stage]) for stage, by_task in reads.items()}
+    for stage, keys in missing.items():
+        if stage.split("@")[0] in DUMP_THE_WHOLE_PARAMS:
+            assert WHOLE in keys, (
+                f"{stage} no longer dumps the whole params: drop it from DUMP_THE_WHOLE_PARAMS"
+            )
+            keys.remove(WHOLE)
+    missing = {stage: keys for stage, keys in missing.items() if keys}
+    assert not missing, f"stages read params that their dvc.yaml params: lists leave out: {missing}"
 
 
 @pytest.mark.slow
@@ -151,6 +189,27 @@ def test_changing_a_relabeling_parameter_invalidates_relabel_and_what_follows_on
         "register",
     }
     assert "register@pyfunc" in rerun
+
+
+@pytest.mark.slow
+def test_changing_one_key_changes_exactly_the_stages_that_read_it(deployed_pipeline):
+    """``dvc status`` after one key changes names the stages whose ``params:`` lists hold it, and those are
+    the stages that read it."""
+    workdir, key = deployed_pipeline.workdir, "decoding.max_new_tokens"
+    declaring = {stage for stage, keys in declared_params(workdir).items() if covered(key, keys)}
+    reading = {
+        stage
+        for stage, by_task in recorded_reads(deployed_pipeline.params_reads).items()
+        if any(covered(key, [read]) or covered(read, [key]) for keys in by_task.values() for read in keys)
+    }
+    original = (workdir / "params.yaml").read_text()
+    set_params(workdir / "params.yaml", {key: yaml.safe_load(original)["decoding"]["max_new_tokens"] + 1})
+    try:
+        changed = json.loads(dvc(workdir, "status", "--json").stdout)
+    finally:
+        (workdir / "params.yaml").write_text(original)
+    assert set(changed) == declaring == reading
+    assert {"train@arith", "evaluate@pyfunc", "compare@arith", "bench"} <= reading
 
 
 @pytest.mark.slow

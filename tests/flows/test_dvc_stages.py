@@ -94,6 +94,15 @@ def test_a_failing_command_names_stage_command_and_output(project):
     assert not error.transient
 
 
+def test_a_command_run_directly_knows_its_stage_as_under_dvc_repro(project):
+    """``DVC_STAGE`` names the stage (``dvc repro`` sets it; a stage's params reads are recorded under it)."""
+    named = {"cmd": "echo $DVC_STAGE > named.txt", "outs": ["named.txt"]}
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"named": {"foreach": [0], "do": named}}}))
+    [[stage]] = stage_generations(project)
+    assert run_stage_command(project, stage, print)
+    assert (project / "named.txt").read_text() == "named@0\n"
+
+
 def test_a_crash_is_transient_and_repro_failures_name_the_stage(project):
     crash = StageError("mine@0", "python stages/mine.py --shard 0", -9, ["Killed"])
     assert crash.transient

@@ -159,7 +159,8 @@ def run_stage_command(
     """
     if is_up_to_date(root, stage):
         return False
-    code, tail = run_logged(stage.cmd, root, tool_env(env), on_line)
+    # DVC_STAGE: the stage's address, which dvc repro gives every command it runs
+    code, tail = run_logged(stage.cmd, root, tool_env({"DVC_STAGE": stage.name, **(env or {})}), on_line)
     if code != 0:
         raise StageError(stage.name, stage.cmd, code, tail)
     with _DVC_LOCK:

@@ -13,7 +13,8 @@ The schema, one pydantic model per section (a ``base.Section``: unknown keys are
 This module holds the root ``Params`` (the sections and the pipeline's per-task overrides; its validators
 run the checks across sections of ``checks``, against the tasks and splits of ``task_splits``),
 ``load_params`` and ``validate_params`` (errors name the file and the offending key, one line each:
-``messages``), ``overlay`` (presets and per-task overrides) and ``task_data_dir``. Import every name from
+``messages``), ``overlay`` (presets and per-task overrides) and ``task_data_dir``; ``access`` records which
+keys a stage reads (its dvc.yaml ``params:`` must declare them). Import every name from
 here (``from autojudge.params import X``): ``__all__`` is the package's API.
 
 May import: ``autojudge.errors``, ``autojudge.io`` and ``autojudge.rules.config`` only (the layers below
@@ -29,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError, model_validator
+from pydantic import BaseModel, ValidationError, model_validator
 
 from autojudge.errors import InputError
-from autojudge.params import checks
+from autojudge.params import access, checks
 from autojudge.params.base import Section
 from autojudge.params.bench import BenchParams, bench_plan_problems
 from autojudge.params.evaluation import (
@@ -146,7 +147,7 @@ class Params(Section):
     def task_raw(self, name: str) -> dict[str, Any]:
         """These params as pipeline task ``name``'s stages see them, unvalidated: ``task`` set to it, its
         overrides applied."""
-        raw = self.model_dump(mode="json")
+        raw = BaseModel.model_dump(self, mode="json")  # not a read: the task's view is watched instead
         raw["task"] = {"name": name, "data_dir": str(task_data_dir(name))}
         return overlay(raw, self.tasks[name] or {})
 
@@ -154,7 +155,10 @@ class Params(Section):
         """These params as one pipeline task's stages see them: ``task`` set to it, its overrides applied."""
         if name not in self.tasks:
             raise InputError(f"task {name!r} is not a pipeline task; tasks: {list(self.tasks)}")
-        return validate_params(self.task_raw(name), f"params of task {name!r}")
+        view = validate_params(self.task_raw(name), f"params of task {name!r}")
+        if access.RECORDER is not None and access.RECORDER.watching(self):
+            access.RECORDER.watch(view, name)
+        return view
 
     @model_validator(mode="after")
     def _check_sampled_gate(self) -> Params:
@@ -223,7 +227,10 @@ def load_params(path: Path = Path("params.yaml"), task: str | None = None) -> Pa
     if not isinstance(raw, dict):
         raise InputError(f"{path}: expected a mapping at the top level")
     params = validate_params(raw, str(path))
-    return params if task is None else params.for_task(task)
+    params = params if task is None else params.for_task(task)
+    if (recorder := access.recorder()) is not None:
+        recorder.watch(params, task)
+    return params
 
 
 def validate_params(raw: dict, source: str) -> Params:
