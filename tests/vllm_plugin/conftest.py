@@ -169,3 +169,18 @@ def judge_llm(repo, params, target_head_path, head_store):
     llm = _engine(repo, params, {"rule": "judge", "judge_head": f"models:/{HEAD_MODEL}@candidate"})
     yield llm
     llm.llm_engine.engine_core.shutdown()
+
+
+@pytest.fixture(scope="module")
+def sampler():
+    """vLLM's rejection_sample module with the plugin's patch installed, and vLLM's original function (no
+    engine: the kernels' torch versions, as a CPU worker registers them)."""
+    from vllm.platforms.cpu import CpuPlatform
+    from vllm.v1.sample import rejection_sampler as module
+
+    from autojudge.vllm_plugin.patches import patch_expand_batch_to_tokens, patch_rejection_sample
+
+    CpuPlatform.register_triton_kernel_overrides()
+    patch_expand_batch_to_tokens("cpu")
+    patch_rejection_sample()
+    return module, module.rejection_sample._autojudge_original

@@ -18,18 +18,6 @@ DRAFTS = [3, 3, 2]  # request 0 sampled (seeded), 1 greedy, 2 sampled (seeded)
 TEMPERATURE = [0.7, 0.0, 1.0]
 
 
-@pytest.fixture(scope="module")
-def sampler():
-    """vLLM's rejection_sample module with the plugin's patch installed, and vLLM's original function."""
-    from vllm.platforms.cpu import CpuPlatform
-    from vllm.v1.sample import rejection_sampler as module
-
-    CpuPlatform.register_triton_kernel_overrides()  # as a CPU worker does: the kernels' torch versions
-    patch_expand_batch_to_tokens("cpu")
-    patch_rejection_sample()
-    return module, module.rejection_sample._autojudge_original
-
-
 def test_the_cpu_builds_broken_expand_batch_to_tokens_is_replaced():
     """vLLM 0.32's CPU override writes per-token temperatures into an int64 copy, returning uninitialised
     memory; the judge runner on the CPU installs the torch version. Fails once vLLM's own is right (then

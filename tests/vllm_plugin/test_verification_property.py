@@ -12,7 +12,6 @@ import pytest
 import torch
 
 from autojudge.rules.acceptance import AcceptanceRule, ExactMatch, TopK, Window
-from autojudge.vllm_plugin.patches import patch_expand_batch_to_tokens, patch_rejection_sample
 from autojudge.vllm_plugin.step import ACTIVE, StepContext
 
 V = 24
@@ -36,18 +35,6 @@ class Batch:
     arguments: dict  # rejection_sample's arguments, as RejectionSampler.forward passes them
     drafted: torch.Tensor  # [N] bool: the drafter produced the row this step
     rows_of: list[range]  # each request's flat rows
-
-
-@pytest.fixture(scope="module")
-def sampler():
-    """vLLM's rejection_sample module with the plugin's patch installed, and vLLM's original function."""
-    from vllm.platforms.cpu import CpuPlatform
-    from vllm.v1.sample import rejection_sampler as module
-
-    CpuPlatform.register_triton_kernel_overrides()  # as a CPU worker does: the kernels' torch versions
-    patch_expand_batch_to_tokens("cpu")
-    patch_rejection_sample()
-    return module, module.rejection_sample._autojudge_original
 
 
 def random_batch(seed: int) -> Batch:
