@@ -105,3 +105,18 @@ def test_a_request_log_gives_each_request_its_counts_since_the_reader_began(tmp_
     counts.add([("autojudge-3-0badf00d", "topk", 1, 2)])
     assert RequestCounts(tmp_path).read() == {}
     assert first.read() == {"7": [1, 4], "autojudge-3": [1, 2]}
+
+
+def test_a_request_log_reader_reads_each_line_once_and_waits_for_a_line_being_written(tmp_path):
+    counts = LossyCounts(None, tmp_path)
+    reader = RequestCounts(tmp_path)
+    counts.add([("5-00000000", "topk", 1, 3)])
+    assert reader.read() == {"5": [1, 3]}
+    counts.add([("5-00000000", "topk", 2, 3)])
+    log = next(tmp_path.glob("requests-*.tsv"))
+    with log.open("a") as partial:
+        partial.write("6-00000000\t1")
+    assert reader.read() == {"5": [3, 6]}
+    with log.open("a") as rest:
+        rest.write("\t2\n")
+    assert reader.read() == {"5": [3, 6], "6": [1, 2]}

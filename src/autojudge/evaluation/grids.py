@@ -161,11 +161,9 @@ def setting_at(method: str, ordered: torch.Tensor, rate: float, window: int) -> 
 
 
 def score_cut(setting: Setting) -> float:
-    """The score below which ``setting``'s rule accepts a mismatch (the inverse of :func:`setting_at`'s
-    threshold: top-K's rank K + 1; entropy rules' negated threshold)."""
-    if setting.method == "topk":
-        return setting.k + 1
-    return -setting.threshold if rule_class(setting.method).negated_score else setting.threshold
+    """The score below which ``setting``'s rule accepts a mismatch (``AcceptanceRule.score_cut``: the inverse
+    of :func:`setting_at`'s threshold; top-K's setting holds K)."""
+    return rule_class(setting.method).score_cut(setting.k if setting.method == "topk" else setting.threshold)
 
 
 def rate_settings(method: str, method_scores: torch.Tensor, rates: list[float], window: int) -> list[Setting]:

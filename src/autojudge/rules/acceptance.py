@@ -79,6 +79,11 @@ class AcceptanceRule(ABC):
         """The threshold that accepts exactly the mismatches whose ``score`` is below ``cut``."""
         return max(0.0, -cut) if cls.negated_score else cut
 
+    @classmethod
+    def score_cut(cls, threshold: float) -> float:
+        """The inverse of ``threshold_at``: the score below which the rule at ``threshold`` accepts."""
+        return -threshold if cls.negated_score else threshold
+
     @abstractmethod
     def accept_mismatch(self, window: Window) -> torch.Tensor:
         """[W] bool: accept position i even if the draft token differs from the target's choice (with
@@ -116,6 +121,11 @@ class TopK(AcceptanceRule):
         if k < 1:
             raise ValueError(f"top-K needs k >= 1, got {k}")
         self.k = k
+
+    @classmethod
+    def score_cut(cls, threshold: float) -> float:
+        """Top-K at K accepts ranks below K + 1."""
+        return threshold + 1
 
     def score(self, window: Window) -> torch.Tensor:
         """The draft token's rank among the target's logits (1: its top token; ties share the best rank)."""

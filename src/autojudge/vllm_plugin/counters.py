@@ -110,25 +110,29 @@ def log_requests(environ: MutableMapping[str, str] | None = None) -> Path:
 
 
 class RequestCounts:
-    """Per-request counts the workers appended to the request log since this reader was made."""
+    """Per-request counts the workers appended to the request log since this reader was made, read
+    incrementally: each ``read`` parses only the complete lines appended since the last one."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.offsets = {path: path.stat().st_size for path in directory.glob("requests-*.tsv")}
+        self.counts: dict[str, list[int]] = {}
 
     def read(self) -> dict[str, list[int]]:
         """Request id as the caller gave it -> [lossy accepts, verified draft tokens] since the reader began
         (vLLM appends 8 random characters to each request id it is given)."""
-        counts: dict[str, list[int]] = {}
         for path in sorted(self.directory.glob("requests-*.tsv")):
-            with path.open() as log:
+            with path.open("rb") as log:
                 log.seek(self.offsets.get(path, 0))
-                for line in log:
-                    req_id, lossy, verified = line.rstrip("\n").split("\t")
-                    mine = counts.setdefault(req_id.rsplit("-", 1)[0], [0, 0])
-                    mine[0] += int(lossy)
-                    mine[1] += int(verified)
-        return counts
+                new = log.read()
+            complete = new[: new.rfind(b"\n") + 1]  # a line being appended right now waits for the next read
+            self.offsets[path] = self.offsets.get(path, 0) + len(complete)
+            for line in complete.decode().splitlines():
+                req_id, lossy, verified = line.split("\t")
+                mine = self.counts.setdefault(req_id.rsplit("-", 1)[0], [0, 0])
+                mine[0] += int(lossy)
+                mine[1] += int(verified)
+        return self.counts
 
 
 class CounterFile:
