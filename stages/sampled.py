@@ -6,7 +6,7 @@ from pathlib import Path
 from autojudge.evaluation.sampled import sampled_markdown, settings_chosen_in
 from autojudge.evaluation.sampled_decode import decode_sampled
 from autojudge.evaluation.setting import Setting
-from autojudge.heads.artifact import load_head
+from autojudge.heads.artifact import context_head_file, load_head
 from autojudge.io import read_json, write_json, write_text
 from autojudge.models.runtime import pair_from, task_from
 from autojudge.orchestration.stage import run_stage, stage_arguments
@@ -19,8 +19,9 @@ def sampled(params, args) -> None:
         write_text(args.markdown, "Stage sampled is off (params sampled.enabled).\n")
         return
     head_files = {"judge": args.head}
-    if args.selfjudge_head.is_file():
-        head_files["selfjudge"] = args.selfjudge_head
+    for method, path in (("judge-context", context_head_file(args.head)), ("selfjudge", args.selfjudge_head)):
+        if path.is_file():
+            head_files[method] = path
     head_point = Setting("judge", params.compare.window, threshold=load_head(args.head).threshold)
     settings = [head_point, *settings_chosen_in(read_json(args.comparison))]
     pair, task = pair_from(params), task_from(params)

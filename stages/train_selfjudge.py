@@ -25,6 +25,6 @@ if __name__ == "__main__":
     parser.add_argument("--out", type=Path, default=Path("selfjudge/head"))
     parser.add_argument("--metrics", type=Path, default=Path("metrics/train_selfjudge.json"))
     parser.add_argument("--plots", type=Path, default=Path("selfjudge/head"))
-    # the comparison sweeps its thresholds; only the registered head needs one
-    parser.set_defaults(calibrate=False)
+    # the comparison sweeps its thresholds; only the registered head needs one; the context head is AutoJudge's
+    parser.set_defaults(calibrate=False, context=False)
     run_stage("train_selfjudge", train_selfjudge, parser)

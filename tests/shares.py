@@ -37,7 +37,7 @@ SHARES = {
         ("tests/models/test_finetune_smollm2.py", "tests/models/test_gguf.py", "tests/test_real_pair.py"),
     ),
     "toy-engines": (
-        ("toy_target_greedy", "vllm_target_engine", "served_target", "vanilla_llm", "judge_llm"),
+        ("toy_target_greedy", "vllm_target_engine", "served_target", "vanilla_llm", "judge_llm", "mined_toy"),
         (
             "tests/decoding/test_speculative.py",
             "tests/engines/test_agreement.py",
@@ -45,6 +45,7 @@ SHARES = {
             "tests/engines/test_vllm_engine.py",
             "tests/evaluation/test_vllm_sweep.py",
             "tests/vllm_plugin/test_constraints.py",
+            "tests/vllm_plugin/test_context_head.py",
             "tests/vllm_plugin/test_engine.py",
             "tests/vllm_plugin/test_sampled.py",
             "tests/vllm_plugin/test_server.py",

@@ -20,7 +20,7 @@ FIXTURE_BUDGETS = {  # fixtures that are slow by design, each built once per run
     "deployed_pipeline": 480.0,  # the suite's one pipeline run (tests/pipeline_run.py)
     "smollm2_run": 150.0,  # the real checkpoint's smoke run (conftest.py)
     "toy_target_greedy": 90.0,  # one-sequence target greedy on the whole toy test split
-    "target_head_path": 90.0,  # Algorithm 1 on vLLM and a head, for the plugin's engine tests
+    "mined_toy": 90.0,  # Algorithm 1 on vLLM, for the heads of the plugin's engine tests
 }
 HEAVY_FIXTURES = {"deployed_pipeline": 1800, "smollm2_run": 900}  # a test asking for one may take this long
 FIXTURE_SECONDS = (

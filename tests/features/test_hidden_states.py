@@ -2,9 +2,12 @@ import numpy as np
 import pytest
 import torch
 
+from autojudge.features.groups import token_class_table
 from autojudge.features.hidden_states import branch_mask, extract_features, plan_sequences
-from autojudge.features.spec import FeatureSpec
+from autojudge.features.spec import GROUPS, FeatureSpec
+from autojudge.heads.artifact import JudgeHead
 from autojudge.mining.search import MinedProblem, Mismatch
+from autojudge.rules.acceptance import JudgeRule, Window
 
 
 def _problem():
@@ -72,3 +75,28 @@ def test_features_equal_a_direct_forward_pass_over_prefix_and_draft_token(tiny_r
             ]
         expected = {"target": states[0], "draft": states[1], "both": torch.cat(states)}[source]
         assert np.allclose(vector, expected.numpy(), atol=1e-5)
+
+
+def test_the_features_stage_and_verification_give_a_head_the_same_rows(tiny_random_pair, tiny_tokenizer):
+    """Training rows (teacher-forced, rule scores from the predicting state) and the rows a JudgeRule builds
+    from a verification window (the step's states and logits) agree for every feature group."""
+    pair = tiny_random_pair
+    hidden = pair.target.config.hidden_size
+    spec = FeatureSpec("target", hidden, pair.draft.config.hidden_size, GROUPS)
+    table = token_class_table(tiny_tokenizer)
+    features, rows = extract_features(
+        pair.target, pair.draft, [_problem()], spec, pair.pad_token_id, 2, table, pair.vocab_size
+    )
+    head = JudgeHead(
+        torch.randn(spec.dimension) / 10, 0.1, 0.5, spec, "tiny", "arith", "h", token_class=table
+    )
+    for row, vector in zip(rows, features, strict=True):
+        problem = _problem()
+        prefix = [*problem.prompt_ids, *problem.response_ids[: row.position], row.draft_token]
+        with torch.inference_mode():
+            states = pair.target.base_model(input_ids=torch.tensor([prefix])).last_hidden_state[0]
+            logits = pair.target.get_output_embeddings()(states[-2:-1])[:, : pair.vocab_size]
+        window = Window(torch.tensor([row.draft_token]), logits, None, states[-1:], None, states[-2:-1])
+        served = JudgeRule(head).score(window)
+        trained = head.probability(torch.from_numpy(vector).unsqueeze(0))
+        assert torch.allclose(served, trained, atol=1e-5)

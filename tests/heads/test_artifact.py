@@ -55,3 +55,29 @@ def test_bad_files_are_named(tmp_path):
     (tmp_path / "junk.safetensors").write_bytes(b"not a head")
     with pytest.raises(InputError, match=r"junk\.safetensors: not an autojudge head"):
         load_head(tmp_path / "junk.safetensors")
+
+
+def test_a_context_head_keeps_its_groups_and_token_classes(tmp_path):
+    spec = FeatureSpec("target", 4, 2, ("context_state", "token_classes"))
+    classes = torch.tensor([0, 1, 3, 2], dtype=torch.int8)
+    head = JudgeHead(torch.ones(spec.dimension), 0.0, 0.5, spec, "toy", "arith", "abc", token_class=classes)
+    loaded = load_head(head.save(tmp_path))
+    assert loaded.features == spec and torch.equal(loaded.token_class, classes)
+    loaded.check_models("toy", "abc", 4, None)  # reads target states only: any proposer
+    with pytest.raises(InputError, match="reads token classes but holds no class table"):
+        JudgeHead(torch.ones(spec.dimension), 0.0, 0.5, spec, "toy", "arith", "abc")
+
+
+def test_a_head_naming_an_unknown_feature_group_is_refused_by_file(tmp_path):
+    path = _head("target").save(tmp_path)
+    metadata = {
+        **_head("target").metadata(),
+        "features": {**_head("target").metadata()["features"], "groups": ["logits"]},
+    }
+    import json
+
+    from safetensors.torch import load_file, save_file
+
+    save_file(load_file(str(path)), str(path), metadata={"autojudge": json.dumps(metadata)})
+    with pytest.raises(InputError, match=r"head\.safetensors: feature groups \['logits'\]"):
+        load_head(path)

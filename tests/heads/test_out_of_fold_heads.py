@@ -121,7 +121,7 @@ def test_train_stage_writes_one_head_per_fold_under_the_protocol(repo, tmp_path,
     spec = FeatureSpec("target", toy_pair.target.config.hidden_size, toy_pair.draft.config.hidden_size)
     ids = [e.id for e in task_from(load_params(params_path)).load_split("test")][:60]
     rng = np.random.default_rng(0)
-    rows = [MismatchRow(i, n, 1, 2, n % 3 == 0, 0, 0) for i in ids for n in range(3)]
+    rows = [MismatchRow(i, n, 1, 2, n % 3 == 0, 0, 1, 0) for i in ids for n in range(3)]
     labels = np.array([row.important for row in rows])
     features = rng.normal(size=(len(rows), spec.dimension)).astype(np.float32) + labels[:, None]
     write_features(tmp_path / "features", features, rows, spec)

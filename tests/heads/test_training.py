@@ -65,3 +65,16 @@ def test_single_class_is_refused():
     features, _, groups = _synthetic()
     with pytest.raises(InputError, match="only one class"):
         fit_head(features, np.zeros(len(features), dtype=int), groups, [1.0], 0.9, 0.25, 3, seed=0)
+
+
+def test_the_grid_chooses_the_column_set_and_weight_with_the_signal():
+    features, labels, groups = _synthetic()
+    sets = {"noise": (1, 2, 3), "signal": (0, 4)}
+    fit = fit_head(features, labels, groups, [1.0, 1e-2], 0.9, 0.25, 3, 0, (), sets, (1.0, 10.0))
+    assert fit.column_set == "signal" and fit.weight.shape == (2,)
+    assert set(fit.cv_auc_by_candidate) == {"noise w=1", "noise w=10", "signal w=1", "signal w=10"}
+    assert fit.cv_auc_by_candidate["signal w=1"] > fit.cv_auc_by_candidate["noise w=1"] + 0.3
+    best = max(fit.cv_auc_by_candidate, key=fit.cv_auc_by_candidate.get)
+    assert best == f"signal w={fit.important_weight:g}"
+    probabilities = 1 / (1 + np.exp(-(features[:, [0, 4]] @ fit.weight + fit.bias)))
+    assert (probabilities[labels == 1].mean() - probabilities[labels == 0].mean()) > 0.5

@@ -17,6 +17,7 @@ KINDS = {
     "exact": ExactMatch,
     "topk": TopK,
     "judge": JudgeRule,
+    "judge-context": JudgeRule,
     "selfjudge": JudgeRule,
     "kl-mask": KLMaskRule,
     "target-entropy": EntropyRule,

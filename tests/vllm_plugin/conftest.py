@@ -3,10 +3,10 @@
 Two vLLM engines for the whole session (in this process, as params say): vanilla
 speculative decoding (plugin off) and one with the plugin on and a judge head, whose rule each
 test picks per request. The judge engine gets its head as ``models:/...@candidate`` from a
-session MLflow store, as a user would, so the frontend pins it. The committed heads read draft features too (which the plugin cannot
-score), and a clean checkout has none: the head is mined (Algorithm 1, with the vanilla engine as
-the lossless target), featurised on target hidden states and fitted by the project's functions,
-as the mine/features/train stages do.
+session MLflow store, as a user would, so the frontend pins it. A clean checkout has no head: the
+problems are mined once (Algorithm 1, with the vanilla engine as the lossless target), featurised on
+target hidden states and fitted by the project's functions, as the mine/features/train stages do (the
+paper's head here; the context head in test_context_head.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from autojudge.vllm_plugin.engine import decode, speculative_llm
 
@@ -47,16 +46,11 @@ class SpeculativeTarget:
         """The session fixture shuts the engine down."""
 
 
-def train_target_head(pair, task, params, llm, directory: Path) -> Path:
-    """Mine ``MINED_PROBLEMS`` train problems, fit a head on target features, return its file."""
-    from autojudge.features.hidden_states import extract_features
-    from autojudge.features.spec import FeatureSpec
-    from autojudge.heads.artifact import JudgeHead
-    from autojudge.heads.training import fit_head
+def mine_toy(pair, task, params, llm) -> list:
+    """Algorithm 1 on ``MINED_PROBLEMS`` train problems, the lossless ``llm`` as the target."""
     from autojudge.mining.search import ImportantTokenSearch, MiningProblem
     from autojudge.models.prompts import encode_prompt
     from autojudge.models.teacher_forced import DraftPredictor
-    from autojudge.models.tokenizer import tokenizer_hash
 
     problems = [
         MiningProblem(e.id, encode_prompt(pair.tokenizer, task.build_prompt(e)))
@@ -71,25 +65,33 @@ def train_target_head(pair, task, params, llm, directory: Path) -> Path:
         pair.eos_token_ids,
         pool_size=MINED_PROBLEMS,
     )
-    mined = sorted(search.run(problems), key=lambda p: p.id)
-    spec = FeatureSpec("target", pair.target.config.hidden_size, pair.draft.config.hidden_size)
-    features, rows = extract_features(pair.target, pair.draft, mined, spec, pair.pad_token_id)
+    return sorted(search.run(problems), key=lambda p: p.id)
+
+
+def train_head(pair, params, mined, directory: Path, context: bool = False) -> Path:
+    """A head on target features of the ``mined`` problems, fitted as stage train fits it: the paper's, or
+    (``context``) the context head whose groups, weight and C cross-validation chooses (train.context)."""
+    from autojudge.features.groups import token_class_table
+    from autojudge.features.hidden_states import extract_features
+    from autojudge.features.spec import PAPER_GROUPS, FeatureSpec, ordered_groups
+    from autojudge.heads.fitting import fitted_head
+    from autojudge.models.tokenizer import tokenizer_hash
+
+    settings = params.train.context
+    candidates = tuple(tuple(groups) for groups in settings.groups) if context else (PAPER_GROUPS,)
+    groups = ordered_groups(*candidates)
+    spec = FeatureSpec("target", pair.target.config.hidden_size, pair.draft.config.hidden_size, groups)
+    table = token_class_table(pair.tokenizer) if "token_classes" in groups else None
+    features, rows = extract_features(
+        pair.target, pair.draft, mined, spec, pair.pad_token_id, 16, table, pair.vocab_size
+    )
     labels = np.array([row.important for row in rows], dtype=int)
-    groups = np.array([row.problem_id for row in rows])
-    train = params.train
-    fit = fit_head(
-        features, labels, groups, train.c_grid, train.target_recall, train.validation_fraction, 3, train.seed
-    )
-    head = JudgeHead(
-        torch.from_numpy(fit.weight),
-        fit.bias,
-        fit.threshold,
-        spec,
-        pair.name,
-        task.name,
-        tokenizer_hash(pair.tokenizer),
-        {"validation_auc": fit.validation_auc, "rows": len(rows)},
-    )
+    problem_ids = np.array([row.problem_id for row in rows])
+    weights = tuple(settings.important_weights) if context else (1.0,)
+    _, head = fitted_head(
+        params, features, labels, problem_ids, spec, (), tokenizer_hash(pair.tokenizer), candidates, weights,
+        table, settings.c_grid if context else None,
+    )  # fmt: skip
     return head.save(directory)
 
 
@@ -116,10 +118,26 @@ def vanilla_llm(repo, params):
 
 
 @pytest.fixture(scope="session")
-def target_head_path(vanilla_llm, toy_pair, arith_task, params, tmp_path_factory) -> Path:
-    return train_target_head(
-        toy_pair, arith_task, params, vanilla_llm, tmp_path_factory.mktemp("target_head")
-    )
+def mined_toy(vanilla_llm, toy_pair, arith_task, params) -> list:
+    return mine_toy(toy_pair, arith_task, params, vanilla_llm)
+
+
+@pytest.fixture(scope="session")
+def target_head_path(mined_toy, toy_pair, params, tmp_path_factory) -> Path:
+    return train_head(toy_pair, params, mined_toy, tmp_path_factory.mktemp("target_head"))
+
+
+@pytest.fixture(scope="module")
+def context_head_path(mined_toy, toy_pair, params, tmp_path_factory) -> Path:
+    return train_head(toy_pair, params, mined_toy, tmp_path_factory.mktemp("context_head"), context=True)
+
+
+@pytest.fixture(scope="module")
+def context_llm(repo, params, context_head_path):
+    """The plugin on with the context head as a file, served by ``rule: judge`` (shut down with its module)."""
+    llm = _engine(repo, params, {"rule": "judge", "judge_head": str(context_head_path)})
+    yield llm
+    llm.llm_engine.engine_core.shutdown()
 
 
 def register_head(path: Path, threshold: float | None = None) -> str:

@@ -101,6 +101,7 @@ def _plugin(rejection_sample, rule, batch: dict) -> tuple[list[list[int]], list[
         [rule],
         None,
         torch.cat([hidden for *_, hidden in requests]),
+        torch.zeros_like(torch.cat([hidden for *_, hidden in requests])),  # the head reads token states only
         torch.cat([draft_logits for _, _, draft_logits, _ in requests]),
         torch.ones(sum(counts), dtype=torch.bool),
     )

@@ -11,6 +11,7 @@ keeps a constraint (``allowed_token_ids``).
 from __future__ import annotations
 
 import pytest
+from helpers import mean_accepted
 
 from autojudge.decoding.factory import target_only
 from autojudge.errors import InputError
@@ -60,10 +61,6 @@ def prompts(toy_pair, arith_task):
     ]
 
 
-def _mat(results) -> float:
-    return sum(len(r.tokens) for r in results) / sum(r.target_passes for r in results)
-
-
 def _allowed_only(llm, prompts, eos, allowed, extra_args) -> list[list[int]]:
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
@@ -96,11 +93,11 @@ def test_the_plugin_verifies_the_proposer(method, repo, params, toy_pair, prompt
         judged.llm_engine.engine_core.shutdown()
     greedy = [target_only(toy_pair, MAX_TOKENS).generate(prompt).tokens for prompt in prompts]
     assert [r.tokens for r in exact] == greedy
-    assert _mat(lossy) > _mat(exact)
+    assert mean_accepted(lossy) > mean_accepted(exact)
     assert any(set(r.tokens) - set(allowed) for r in lossy), "control: nothing to forbid"
     assert all(set(r) <= set(allowed) for r in constrained)
     if method == "eagle":
-        assert _mat(fsd) > _mat(exact)
+        assert mean_accepted(fsd) > mean_accepted(exact)
 
 
 def test_rules_reading_drafter_logits_are_refused_on_ngram_at_start(repo, params):

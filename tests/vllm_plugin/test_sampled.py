@@ -11,6 +11,7 @@ greedy requests sharing their batch get wrong tokens. The judge engine replaces 
 from __future__ import annotations
 
 import pytest
+from helpers import mean_accepted
 
 from autojudge.decoding.sampling import Sampling
 from autojudge.models.prompts import encode_prompt
@@ -22,10 +23,6 @@ PROBLEMS = 12
 MAX_TOKENS = 96
 SAMPLED = [Sampling(0.7, seed=seed) for seed in range(PROBLEMS)]
 ACCEPT_ALL = {"threshold": 1.0}
-
-
-def _mat(results) -> float:
-    return sum(len(r.tokens) for r in results) / sum(r.target_passes for r in results)
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +47,15 @@ def test_a_mixed_batch_keeps_the_exact_rules_sampled_tokens_and_the_greedy_rows(
     assert [r.tokens for r in sampled] == [r.tokens for r in exact_alone]
     assert [r.tokens for r in greedy] == [r.tokens for r in greedy_alone]
     assert len({tuple(r.tokens) for r in sampled}) == PROBLEMS
-    assert _mat(greedy) > _mat(sampled)  # the greedy rows' rule accepted mismatches meanwhile
+    assert mean_accepted(greedy) > mean_accepted(
+        sampled
+    )  # the greedy rows' rule accepted mismatches meanwhile
 
 
 def test_a_lossy_rule_raises_mat_at_temperature_0_7_reproducibly(judge_llm, prompts, toy_pair):
     eos = toy_pair.eos_token_ids
     exact = decode(judge_llm, prompts, MAX_TOKENS, eos, override={"rule": "exact"}, sampling=SAMPLED)
     lossy = decode(judge_llm, prompts, MAX_TOKENS, eos, override=ACCEPT_ALL, sampling=SAMPLED)
-    assert _mat(lossy) > 1.2 * _mat(exact)
+    assert mean_accepted(lossy) > 1.2 * mean_accepted(exact)
     again = decode(judge_llm, prompts[:4], MAX_TOKENS, eos, override=ACCEPT_ALL, sampling=SAMPLED[:4])
     assert [r.tokens for r in again] == [r.tokens for r in lossy[:4]]

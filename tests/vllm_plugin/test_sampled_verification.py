@@ -88,7 +88,9 @@ def _run(function, arguments: dict, rule=None) -> torch.Tensor:
     context = None
     if rule is not None:
         rows = sum(DRAFTS)
-        context = StepContext([rule], None, torch.zeros(rows, 4), None, torch.ones(rows, dtype=torch.bool))
+        context = StepContext(
+            [rule], None, torch.zeros(rows, 4), torch.zeros(rows, 4), None, torch.ones(rows, dtype=torch.bool)
+        )
     token = ACTIVE.set(context)
     try:
         return function(**arguments)

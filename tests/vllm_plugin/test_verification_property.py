@@ -132,7 +132,7 @@ def run(function, batch: Batch, rule: AcceptanceRule | None = None) -> tuple[tor
     context = None
     if rule is not None:
         rows = batch.drafted.shape[0]
-        context = StepContext([rule], None, torch.zeros(rows, 4), None, batch.drafted)
+        context = StepContext([rule], None, torch.zeros(rows, 4), torch.zeros(rows, 4), None, batch.drafted)
     token = ACTIVE.set(context)
     try:
         out = function(**arguments)

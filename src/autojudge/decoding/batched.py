@@ -220,6 +220,7 @@ class BatchedDecoder:
                 request.sampling,
                 row.generator,
                 request.observed if count else (),
+                hidden[b, first : first + count],
             )
             accepted = verdict.accepted
             budget = self.max_new_tokens - len(row.generated)

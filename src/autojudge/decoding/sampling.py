@@ -88,6 +88,7 @@ def verify(
     sampling: Sampling | None = None,
     generator: torch.Generator | None = None,
     observed: tuple[AcceptanceRule, ...] = (),
+    context_hidden: torch.Tensor | None = None,  # [count, H] target state that predicted each slot
 ) -> Verdict:
     """Verify ``draft_tokens`` with ``rule`` (greedy, or sampled with ``generator``'s draws)."""
     count = len(draft_tokens)
@@ -102,7 +103,9 @@ def verify(
             native, target_prob = standard_test(draft, probs[:count], uniform)
             temperature = torch.full((count,), sampling.temperature, device=scores.device)
             draft_logits = tempered_draft_logits(draft_logits, temperature)
-        window = Window(draft, scores[:count], draft_logits, target_hidden, draft_hidden, native=native)
+        window = Window(
+            draft, scores[:count], draft_logits, target_hidden, draft_hidden, context_hidden, native=native
+        )
         accepted, mismatches = accepted_count(rule, window, target_prob)
         if observed:
             shifts = _shifts(observed, window, probs, accepted)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 LABELS = {
     "judge": "AutoJudge head",
+    "judge-context": "AutoJudge context head",
     "selfjudge": "SelfJudge head",
     "fsd-js": "FSD (JS)",
     "fsd-kl": "FSD (KL)",
@@ -50,6 +51,8 @@ LABELS = {
 }
 SOURCES = {  # the paper each method follows, and the variant where there is a choice
     "judge": "AutoJudge (Garipov et al., 2025): Algorithm 1 labels, logistic-regression head",
+    "judge-context": "Algorithm 1 labels; logistic regression over feature groups chosen by grouped CV (the "
+    "states reading and predicting the draft token, the free rules' scores, token classes; train.context)",
     "selfjudge": "SelfJudge: semantic-preservation labels, logistic-regression head",
     "fsd-js": "FSD (fuzzy speculative decoding), match-or variant: accept on a match or JS < T",
     "fsd-kl": "FSD, match-or variant: accept on a match or KL < T",

@@ -104,7 +104,11 @@ def _ceiling(
 
 
 def compare_methods(
-    params: Params, head: Path, selfjudge_head: Path | None, kept: Path | None = None
+    params: Params,
+    head: Path,
+    selfjudge_head: Path | None,
+    kept: Path | None = None,
+    context_head: Path | None = None,
 ) -> tuple[dict, dict[str, list[dict]]]:
     """The protocol on params.compare: the validation sweep, the chosen points on every test split, the
     tables and verdicts; also every decoded row per split (``validation`` included) for the plots. Every
@@ -115,8 +119,9 @@ def compare_methods(
     ``ceiling`` (with ``compare.ceiling_problems``): the chosen points against a perfect judge."""
     settings = params.compare
     heads, more_heads = {"judge": load_head(head)}, {}
-    if selfjudge_head is not None:
-        heads["selfjudge"], more_heads["selfjudge"] = load_head(selfjudge_head), selfjudge_head
+    for method, path in (("judge-context", context_head), ("selfjudge", selfjudge_head)):
+        if path is not None:
+            heads[method], more_heads[method] = load_head(path), path
     samples, seed = settings.bootstrap_samples, settings.seed
 
     cache = DecodeCache(kept, decode_inputs(params, head, selfjudge_head)) if kept else None

@@ -120,12 +120,9 @@ def head_scores(
     model encoded once for every head)."""
     specs = [head.features for head in heads.values()]
     states = encode_mismatches(
-        pair.target, pair.draft, mismatches.problems, specs, pair.pad_token_id, batch_size
+        pair.target, pair.draft, mismatches.problems, specs, pair.pad_token_id, batch_size, pair.vocab_size
     )
-    return {
-        method: head.probability(torch.from_numpy(states.features(head.features)))
-        for method, head in heads.items()
-    }
+    return {method: head.judge(states.inputs()) for method, head in heads.items()}
 
 
 def rate_threshold(sorted_scores: torch.Tensor, rate: float) -> float:

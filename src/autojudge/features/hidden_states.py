@@ -1,4 +1,5 @@
-"""Judge features: last-layer hidden states that encode each mismatching draft token.
+"""Judge features: last-layer hidden states that encode each mismatching draft token (and, for heads that
+read them, the state that predicted its slot and the rule scores of that state's logits).
 
 For a mismatch at response position t with draft token d, the feature is the hidden state at
 the position of d in prompt + response[:t] + [d] (AutoJudge section 3.2: "draft token
@@ -19,6 +20,7 @@ import torch
 from tqdm import tqdm
 from transformers import PreTrainedModel
 
+from autojudge.features.groups import FeatureInputs, feature_rows, rule_scores
 from autojudge.features.spec import FeatureSpec
 from autojudge.mining.search import MinedProblem
 
@@ -34,6 +36,7 @@ class MismatchRow:
     important: bool
     sequence: int
     index: int
+    context_index: int  # the trunk row whose state predicted the draft token's slot
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ def plan_sequences(problems: list[MinedProblem]) -> tuple[list[BranchedSequence]
                     mismatch.important,
                     len(sequences),
                     index,
+                    at - 1,
                 )
             )
         sequences.append(
@@ -131,19 +135,39 @@ def last_hidden_states(
     return states
 
 
+CONTEXT_GROUPS = ("context_state", "rule_scores", "token_classes")  # read the state before the draft token
+
+
 @dataclass(frozen=True)
 class MismatchStates:
-    """Every mismatch's hidden states, [M, H] per model that was encoded, and the mismatch of each row."""
+    """Every mismatch's hidden states, [M, H] per model that was encoded, and the mismatch of each row;
+    ``context``/``scores``: the target state that predicted each slot and the rule scores of its logits,
+    when a spec reads them."""
 
     rows: list[MismatchRow]
     target: torch.Tensor | None
     draft: torch.Tensor | None
+    context: torch.Tensor | None = None
+    scores: torch.Tensor | None = None
+    choices: torch.Tensor | None = None  # [M] the argmax of the context state's logits
 
-    def features(self, spec: FeatureSpec) -> np.ndarray:
-        """Feature matrix [M, spec.dimension] of a head that reads ``spec``."""
+    def inputs(self) -> FeatureInputs:
+        """What a verification step would hold for these rows (``autojudge.features.groups``)."""
+        draft_tokens = torch.tensor([row.draft_token for row in self.rows], dtype=torch.long)
+        return FeatureInputs(
+            draft_tokens,
+            self.target,
+            self.draft,
+            self.context,
+            rule_scores=self.scores,
+            target_tokens=self.choices,
+        )
+
+    def features(self, spec: FeatureSpec, token_class: torch.Tensor | None = None) -> np.ndarray:
+        """Feature matrix [M, spec.dimension] of a head that reads ``spec`` (``token_class``: its table)."""
         if not self.rows:
             return np.zeros((0, spec.dimension), dtype=np.float32)
-        return spec.combine(self.target, self.draft).numpy().astype(np.float32)
+        return feature_rows(spec, self.inputs(), token_class).numpy().astype(np.float32)
 
 
 def encode_mismatches(
@@ -153,18 +177,45 @@ def encode_mismatches(
     specs: list[FeatureSpec],
     pad_token_id: int,
     batch_size: int = 16,
+    vocab_size: int | None = None,
 ) -> MismatchStates:
-    """The hidden states every head of ``specs`` reads, each model encoded once."""
+    """The hidden states every head of ``specs`` reads, each model encoded once (``vocab_size``: the logits'
+    width, for the rule scores)."""
     sequences, rows = plan_sequences(problems)
-    sources = {spec.source for spec in specs}
+    sources = {model for spec in specs for model in spec.reads}
+    with_context = any(set(spec.groups) & set(CONTEXT_GROUPS) for spec in specs)
+    states: dict[str, list[torch.Tensor]] = {}
 
-    def encode(model: PreTrainedModel, label: str) -> torch.Tensor | None:
-        if not rows or not sources & {label, "both"}:
+    def encode(model: PreTrainedModel, label: str, index: str) -> torch.Tensor | None:
+        if not rows or (label not in sources and not (label == "target" and with_context)):
             return None
-        states = last_hidden_states(model, sequences, pad_token_id, batch_size, label)
-        return torch.stack([states[row.sequence][row.index] for row in rows])
+        if label not in states:
+            states[label] = last_hidden_states(model, sequences, pad_token_id, batch_size, label)
+        return torch.stack([states[label][row.sequence][getattr(row, index)] for row in rows])
 
-    return MismatchStates(rows, encode(target, "target"), encode(draft, "draft"))
+    target_states = encode(target, "target", "index") if "target" in sources else None
+    context = encode(target, "target", "context_index") if with_context else None
+    scores = choices = None
+    if context is not None:
+        draft_tokens = torch.tensor([row.draft_token for row in rows], dtype=torch.long)
+        scores, choices = _rule_scores(target, context, draft_tokens, vocab_size)
+    return MismatchStates(rows, target_states, encode(draft, "draft", "index"), context, scores, choices)
+
+
+@torch.inference_mode()
+def _rule_scores(
+    model: PreTrainedModel, context: torch.Tensor, draft_tokens: torch.Tensor, vocab_size: int | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """[M, 5] ``rule_scores`` of the target's logits from the context states and [M] their argmax (the
+    target's greedy token, as verification takes it), in chunks of rows: [M, V] logits are never held."""
+    head = model.get_output_embeddings()
+    device, dtype = head.weight.device, head.weight.dtype
+    scores, choices = [], []
+    for start in range(0, len(context), 256):
+        logits = head(context[start : start + 256].to(device, dtype)).float().cpu()[:, :vocab_size]
+        scores.append(rule_scores(logits, draft_tokens[start : start + 256]))
+        choices.append(logits.argmax(dim=-1))
+    return torch.cat(scores), torch.cat(choices)
 
 
 def extract_features(
@@ -174,7 +225,9 @@ def extract_features(
     spec: FeatureSpec,
     pad_token_id: int,
     batch_size: int = 16,
+    token_class: torch.Tensor | None = None,
+    vocab_size: int | None = None,
 ) -> tuple[np.ndarray, list[MismatchRow]]:
     """Feature matrix [mismatches, spec.dimension] and the mismatch each row belongs to."""
-    states = encode_mismatches(target, draft, problems, [spec], pad_token_id, batch_size)
-    return states.features(spec), states.rows
+    states = encode_mismatches(target, draft, problems, [spec], pad_token_id, batch_size, vocab_size)
+    return states.features(spec, token_class), states.rows

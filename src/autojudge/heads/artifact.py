@@ -1,8 +1,8 @@
-"""The judge head artifact: a logistic regression over hidden states, tied to its pair and task.
+"""The judge head artifact: a logistic regression over feature groups, tied to its pair and task.
 
-Stored as one safetensors file: tensors ``weight`` [D] and ``bias`` [1] (float32), and a JSON
-metadata entry with the format version, feature spec, threshold, pair/task ids and the
-tokenizer hash. Decoding engines (the reference engine and the vLLM plugin) load this file.
+Stored as one safetensors file: tensors ``weight`` [D] and ``bias`` [1] (float32), ``token_class`` [V]
+(int8, when the head reads token classes), and a JSON metadata entry with the format version, feature
+spec (its groups: ``autojudge.features.spec``), threshold, pair/task ids and the tokenizer hash. Decoding engines (the reference engine and the vLLM plugin) load this file.
 
 Torch is imported by what makes, scores or reads the tensors (:meth:`JudgeHead.probability`,
 :meth:`JudgeHead.save`, :func:`load_head`), not with this module: the cards, the registry and the
@@ -25,8 +25,16 @@ from autojudge.io import atomic_path
 if TYPE_CHECKING:
     import torch
 
+    from autojudge.features.groups import FeatureInputs
+
 FORMAT_VERSION = 1
 HEAD_FILE = "head.safetensors"
+CONTEXT_DIR = "context"  # stage train writes the context head (train.context) into the head's folder, here
+
+
+def context_head_file(head_file: Path) -> Path:
+    """Where stage train writes the context head beside the AutoJudge head ``head_file``."""
+    return Path(head_file).parent / CONTEXT_DIR / HEAD_FILE
 
 
 @dataclass
@@ -44,6 +52,19 @@ class JudgeHead:
     # the speculative method whose mismatches were mined (vLLM's speculative_config method): serving the
     # head with another proposer scores another proposer's mismatches (the plugin warns)
     proposer: str = "draft_model"
+    token_class: torch.Tensor | None = None  # [V] int8 class of each token id (group token_classes)
+
+    def __post_init__(self) -> None:
+        if "token_classes" in self.features.groups and self.token_class is None:
+            raise InputError(
+                f"judge head for pair {self.pair!r} reads token classes but holds no class table"
+            )
+
+    def judge(self, inputs: FeatureInputs) -> torch.Tensor:
+        """p(important) of each draft row, from what the verification step computed."""
+        from autojudge.features.groups import feature_rows
+
+        return self.probability(feature_rows(self.features, inputs, self.token_class))
 
     def probability(self, features: torch.Tensor) -> torch.Tensor:
         """p(important) for feature rows [N, D]."""
@@ -76,6 +97,8 @@ class JudgeHead:
             "weight": self.weight.float().contiguous(),
             "bias": torch.tensor([self.bias], dtype=torch.float32),
         }
+        if self.token_class is not None:
+            tensors["token_class"] = self.token_class.to(torch.int8).contiguous()
         with atomic_path(path) as temporary:
             save_file(tensors, str(temporary), metadata={"autojudge": json.dumps(self.metadata())})
         return path
@@ -90,7 +113,7 @@ class JudgeHead:
             raise ModelPairError(
                 f"judge head for pair {self.pair!r} was trained with another tokenizer than pair {pair!r} uses"
             )
-        read = ("target", "draft") if self.features.source == "both" else (self.features.source,)
+        read = self.features.reads
         expected = {"target": self.features.target_hidden_size, "draft": self.features.draft_hidden_size}
         given = {"target": target_hidden, "draft": draft_hidden}
         if any(expected[role] != given[role] for role in read):
@@ -118,7 +141,10 @@ def load_head(path: Path) -> JudgeHead:
         raise InputError(f"{path}: not an autojudge head ({error})") from None
     if metadata.get("format_version") != FORMAT_VERSION:
         raise InputError(f"{path}: head format {metadata.get('format_version')} is not {FORMAT_VERSION}")
-    features = FeatureSpec(**metadata["features"])
+    try:
+        features = FeatureSpec(**metadata["features"])
+    except InputError as error:
+        raise InputError(f"{path}: {error}") from None
     if tensors["weight"].shape != (features.dimension,):
         raise InputError(
             f"{path}: weight has shape {tuple(tensors['weight'].shape)}, expected ({features.dimension},)"
@@ -133,4 +159,5 @@ def load_head(path: Path) -> JudgeHead:
         tokenizer_hash=metadata["tokenizer_hash"],
         info=metadata.get("info", {}),
         proposer=metadata.get("proposer", "draft_model"),
+        token_class=tensors.get("token_class"),
     )

@@ -68,6 +68,33 @@ class FeaturesParams(Section):
     batch_size: PositiveInt = 16
 
 
+class ContextHeadParams(Section):
+    """The context head: a second judge head whose feature groups (``autojudge.features.spec``), weight on
+    important mismatches and C are chosen together by grouped cross-validation."""
+
+    enabled: bool = True
+    groups: list[list[str]] = [
+        ["token_state", "context_state", "rule_scores", "token_classes"],
+        ["token_state", "rule_scores", "token_classes"],
+        ["rule_scores", "token_classes"],
+    ]
+    important_weights: list[float] = [1.0, 10.0]  # cost-sensitive candidates: a missed important one costs w
+    c_grid: list[float] = [
+        1.0,
+        0.1,
+        0.01,
+        0.001,
+    ]  # its features are standardised groups, not raw states alone
+
+    @model_validator(mode="after")
+    def _check(self) -> ContextHeadParams:  # group names: checked by the features stage's FeatureSpec
+        if not self.groups or not all(self.groups):
+            raise ValueError(f"groups: each candidate a non-empty list of feature groups, got {self.groups}")
+        if not self.important_weights or min(self.important_weights) <= 0:
+            raise ValueError(f"important_weights must be positive, got {self.important_weights}")
+        return self
+
+
 class TrainParams(Section):
     c_grid: list[float] = [1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7]
     target_recall: float = Field(default=0.9, gt=0, le=1)
@@ -87,6 +114,7 @@ class TrainParams(Section):
     # head trained on the other out_of_fold_folds - 1 folds (heads/out_of_fold.py)
     protocol: Literal["held_out", "out_of_fold"] = "held_out"
     out_of_fold_folds: int = Field(default=5, ge=2)
+    context: ContextHeadParams = ContextHeadParams()
 
 
 class SelfJudgeParams(Section):

@@ -53,6 +53,7 @@ def build_card(
         },
         "head": {
             "features": head.features.source,
+            "feature_groups": list(head.features.groups),
             "dimension": head.features.dimension,
             "threshold": head.threshold,
             "target_recall": params.train.target_recall,
@@ -96,6 +97,12 @@ def build_card(
     return card
 
 
+def _features(head: dict) -> str:
+    """What the head reads, in words (cards of heads before feature groups: the hidden state only)."""
+    groups = head.get("feature_groups", ["token_state"])
+    return f"{', '.join(groups)} ({head['features']} hidden states, {head['dimension']} features)"
+
+
 def card_markdown(card: dict) -> str:
     """The card for humans."""
     h, head, data = card["evaluation"]["headline"], card["head"], card["data"]
@@ -105,8 +112,7 @@ def card_markdown(card: dict) -> str:
         f"Judge head for speculative decoding with {PROPOSER_NAMES[card['pair']['proposer']]} "
         f"`{card['pair']['draft']}` and target "
         f"`{card['pair']['target']}` on task **{card['task']['name']}**. Where the draft's token differs from "
-        f"the target's choice, the head estimates p(important) from hidden states ({head['features']}, "
-        f"{head['dimension']} features); the mismatch is accepted when p < {head['threshold']:.4g}.",
+        f"the target's choice, the head estimates p(important) from {_features(head)}; the mismatch is accepted when p < {head['threshold']:.4g}.",
         "",
         "## Result",
         "",

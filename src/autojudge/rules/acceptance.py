@@ -18,6 +18,7 @@ from functools import cached_property
 
 import torch
 
+from autojudge.features.groups import FeatureInputs
 from autojudge.heads.artifact import JudgeHead
 from autojudge.rules.verdict import greedy_choice, greedy_verdict
 
@@ -31,6 +32,7 @@ class Window:
     draft_logits: torch.Tensor | None  # [W, V] draft logits each draft token was chosen from (None: not kept)
     target_hidden: torch.Tensor  # [W, H] target last-layer state at each draft token (encodes it)
     draft_hidden: torch.Tensor | None = None  # [W, Hd] same for the draft, when the rule asks for it
+    context_hidden: torch.Tensor | None = None  # [W, H] target state that predicted each row's logits
     # rows of several requests (the vLLM plugin): inclusive cumsum of their draft counts; None: one request
     cu_num_draft_tokens: torch.Tensor | None = None
     # [W] bool: the standard test's verdict under sampling (u <= p(x)); None: greedy (draft == argmax)
@@ -147,11 +149,20 @@ class JudgeRule(AcceptanceRule):
     def __init__(self, head: JudgeHead, threshold: float | None = None) -> None:
         self.head = head
         self.threshold = head.threshold if threshold is None else threshold
-        self.needs_draft_hidden = head.features.source != "target"
+        self.needs_draft_hidden = "draft" in head.features.reads
 
     def score(self, window: Window) -> torch.Tensor:
-        """The head's p(important)."""
-        return self.head.probability(self.head.features.combine(window.target_hidden, window.draft_hidden))
+        """The head's p(important), from its feature groups (``autojudge.features.groups``)."""
+        classes = "token_classes" in self.head.features.groups
+        inputs = FeatureInputs(
+            window.draft_tokens,
+            window.target_hidden,
+            window.draft_hidden,
+            window.context_hidden,
+            window.target_logits,
+            target_tokens=window.target_tokens if classes else None,
+        )
+        return self.head.judge(inputs)
 
     def accept_mismatch(self, window: Window) -> torch.Tensor:
         return self.score(window) < self.threshold

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from autojudge.errors import InputError
 
-HEADS = ("judge", "selfjudge")
+HEADS = ("judge", "judge-context", "selfjudge")  # judge-context: the context head (train.context)
 DIVERGENCES = ("js", "kl", "tv")
 FSD = tuple(f"fsd-{d}" for d in DIVERGENCES)
 FSD_PUBLISHED = tuple(f"{name}-published" for name in FSD)

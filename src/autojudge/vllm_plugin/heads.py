@@ -16,15 +16,16 @@ logger = logging.getLogger("vllm.autojudge")
 def load_checked_head(location: str, target: str | Path, target_hidden: int, proposer: str) -> JudgeHead:
     """The head at ``location`` (file, directory or ``models:/name@alias``), refused unless it fits the target.
 
-    The plugin scores heads on the target's hidden states only (no proposer encodes its last draft token
-    for the target), so a head on draft features is refused, and a head on target features fits any
-    proposer of this target: draft_model, eagle or ngram. A head mined with another proposer than
+    The plugin scores heads on what the target computed in the verification step (its states reading and
+    predicting each draft token, its logits, the token ids: every group of ``autojudge.features.spec``); no
+    proposer encodes its last draft token for the target, so a head on draft states is refused, and any
+    other fits every proposer of this target: draft_model, eagle or ngram. A head mined with another proposer than
     ``proposer`` (vLLM's ``speculative_config.method``) is served with a warning: its labels describe
     that proposer's mismatches.
     """
     head = resolve_head(location)
     where = f"autojudge: judge head {location} (pair {head.pair!r}) does not fit target {target}"
-    if head.features.source != "target":
+    if "draft" in head.features.reads:
         raise ModelPairError(
             f"{where}: it reads {head.features.source!r} hidden states, the vLLM plugin only the "
             "target's (train it with features.source: target)"

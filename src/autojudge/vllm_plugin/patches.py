@@ -212,7 +212,10 @@ def patch_rejection_sample() -> None:
         draft, target_logits, cu = a["draft_token_ids"], a["target_logits"], a["cu_num_draft_tokens"]
         ctx.decided = True
         if metadata.all_greedy:
-            window = Window(draft, target_logits, ctx.draft_logits, ctx.target_hidden, cu_num_draft_tokens=cu)
+            window = Window(
+                draft, target_logits, ctx.draft_logits, ctx.target_hidden, None, ctx.context_hidden,
+                cu_num_draft_tokens=cu,
+            )  # fmt: skip
             accepted = accepted_rows(ctx.rules, ctx.rule_of_row, window, lossy_allowed(window, ctx.drafted))
             ctx.lossy = lossy_per_request(draft, cu, accepted, window.natively_accepted)
             bonus = a["bonus_token_ids"]
@@ -228,8 +231,8 @@ def patch_rejection_sample() -> None:
             ctx.draft_logits, torch.where(sampled, row_temperature, torch.ones_like(row_temperature))
         )
         window = Window(
-            draft, target_logits, draft_logits, ctx.target_hidden, cu_num_draft_tokens=cu, native=native,
-            sampled=sampled,
+            draft, target_logits, draft_logits, ctx.target_hidden, None, ctx.context_hidden,
+            cu_num_draft_tokens=cu, native=native, sampled=sampled,
         )  # fmt: skip
         accepted = accepted_rows(
             ctx.rules, ctx.rule_of_row, window, lossy_allowed(window, ctx.drafted, target_prob)

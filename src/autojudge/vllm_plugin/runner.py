@@ -118,7 +118,8 @@ class RunnerState:
         # Row r of sample_hidden_states produced logits row r; the row after a draft's own target
         # row is where the target read that draft token (vLLM takes the draft ids from the same
         # rows: input_ids[logits_indices][target_logits_indices + 1]).
-        target_hidden = self.pending_hidden[metadata.target_logits_indices.long() + 1]
+        target_rows = metadata.target_logits_indices.long()
+        target_hidden, context_hidden = self.pending_hidden[target_rows + 1], self.pending_hidden[target_rows]
         draft_logits = None
         if self.capture_draft_logits:
             draft_logits = self.take_draft_logits(list(batch), metadata.num_draft_tokens)
@@ -132,6 +133,7 @@ class RunnerState:
             rules,
             rule_of_row,
             target_hidden,
+            context_hidden,
             draft_logits,
             torch.tensor(real, dtype=torch.bool).to(device, non_blocking=True),
         )

@@ -16,6 +16,7 @@ class StepContext:
     rules: list[Any]  # the distinct AcceptanceRules of this step's requests
     rule_of_row: torch.Tensor | None  # [N] index into rules per draft row (None: one rule)
     target_hidden: torch.Tensor  # [N, H] target hidden state at each draft token's position
+    context_hidden: torch.Tensor  # [N, H] target hidden state that produced each draft row's logits
     draft_logits: torch.Tensor | None  # [N, V] drafter logits each draft token was chosen from
     drafted: torch.Tensor  # [N] bool: a draft the drafter produced this step (not a placeholder)
     decided: bool = False  # set by the patched rejection_sample

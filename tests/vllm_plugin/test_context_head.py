@@ -1,0 +1,47 @@
+"""The context head served by the plugin (``rule: judge``) in the real vLLM CPU build on the toy pair: it
+reads the states reading and predicting each draft token, the target's logits and the token ids of the
+verification step itself, as the features stage computed them for its training."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import assert_served_as_measured, reference_decode
+
+from autojudge.heads.artifact import load_head
+from autojudge.models.prompts import encode_prompt
+from autojudge.rules.acceptance import JudgeRule
+from autojudge.vllm_plugin.engine import decode
+
+pytestmark = pytest.mark.slow
+
+AGREEMENT_PROBLEMS = 60  # of the test split, compared with the reference engine
+LOSSLESS_PROBLEMS = 100  # of the test split, at threshold 0 against target greedy
+
+
+def test_the_context_head_at_threshold_0_emits_target_greedy(
+    context_llm, context_head_path, toy_target_greedy, toy_pair
+):
+    head = load_head(context_head_path)
+    assert {"rule_scores", "token_classes"} <= set(head.features.groups)  # more than the paper's state
+    items = toy_target_greedy.items[:LOSSLESS_PROBLEMS]
+    results = decode(
+        context_llm, [prompt for _, prompt, _ in items], toy_target_greedy.max_new_tokens, toy_pair.eos_token_ids,
+        override={"threshold": 0.0},
+    )  # fmt: skip
+    differing = [item[0] for item, r in zip(items, results, strict=True) if r.tokens != item[2]]
+    assert not differing, f"{len(differing)} problems differ from target greedy: {differing[:5]}"
+
+
+def test_the_context_head_at_its_threshold_agrees_with_the_reference_engine(
+    context_llm, context_head_path, toy_pair, arith_task, params
+):
+    head = load_head(context_head_path)
+    examples = arith_task.load_split("test", AGREEMENT_PROBLEMS)
+    prompts = [encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e)) for e in examples]
+    max_new = params.decoding.max_new_tokens
+    ours = decode(context_llm, prompts, max_new, toy_pair.eos_token_ids)
+    exact = decode(context_llm, prompts, max_new, toy_pair.eos_token_ids, override={"rule": "exact"})
+    reference = reference_decode(toy_pair, prompts, JudgeRule(head), params.decoding.window, max_new)
+
+    label = f"context head ({'+'.join(head.features.groups)}, t={head.threshold:.4g})"
+    assert_served_as_measured(label, ours, exact, reference, examples, arith_task, toy_pair.tokenizer)
