@@ -12,7 +12,7 @@ export TOKENIZERS_PARALLELISM := false
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS)
 
-.PHONY: install repro test test-fast lint
+.PHONY: install repro test test-fast lint docs
 
 # uv installs from the package registries in about a minute where pip takes about six on 2 cores (the same
 # versions); it is bootstrapped with pip and sees the local wheels pip's PIP_FIND_LINKS names, if any.
@@ -43,3 +43,6 @@ test-fast: install  # the inner loop: everything but the tests marked slow (end 
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+docs: install  # rewrite the pages' generated figures from the committed files (docs/development.md)
+	$(BIN)/python -m docs.generate

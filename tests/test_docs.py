@@ -1,18 +1,19 @@
-"""The documents stay true to the repository: every relative link in README.md, ARCHITECTURE.md and
-docs/*.md resolves (to a file or folder, and a ``#anchor`` into a markdown file to one of its headings),
-every ``autojudge <command>`` they quote (in code spans and code blocks) is a command of
+"""The documents stay true to the repository: every relative link in README.md, ARCHITECTURE.md, docs/*.md
+and results/**/README.md resolves (to a file or folder, and a ``#anchor`` into a markdown file to one of its
+headings), every ``autojudge <command>`` they quote (in code spans and code blocks) is a command of
 ``python -m autojudge --help``, ARCHITECTURE.md lists the packages in the layer order of
-tests/test_layers.py, and the README's three pairs are the table results/pairs/pairs.py writes from the
-committed outputs.
+tests/test_layers.py, the README fits a screen and a half and every docs page opens with a short summary,
+and every generated figure (the blocks docs/generate writes, the figures cited from a file, the three pairs'
+plotted data) is what the committed files give now.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import os
 import re
-import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *sorted((ROOT / "docs").glob("*.md"))]
+RESULTS = sorted((ROOT / "results").rglob("README.md"))  # links checked too; their commands are records
+README_LINES = 120  # one screen and a half
+PAGE_LINES = 250  # a docs page's own lines (generated blocks grow with the methods and runs they show)
 
 FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
 CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
@@ -96,7 +100,7 @@ def test_the_documents_exist() -> None:
     assert len(DOCS) > 2, "docs/*.md holds no page"
 
 
-@pytest.mark.parametrize("path", DOCS, ids=_name)
+@pytest.mark.parametrize("path", DOCS + RESULTS, ids=_name)
 def test_every_relative_link_resolves(path: Path) -> None:
     problems = [why for target in links(path) if (why := broken(path, target))]
     assert not problems, f"{_name(path)}: broken links:\n" + "\n".join(problems)
@@ -180,13 +184,91 @@ def test_architecture_lists_the_layers_in_order() -> None:
     assert rows == expected, f"ARCHITECTURE.md's packages: {rows}; tests/test_layers.py's LAYERS: {expected}"
 
 
-def test_the_readme_shows_the_three_pairs_as_committed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """README's side-by-side table is results/pairs/pairs.py's, read from the committed outputs today."""
-    monkeypatch.chdir(ROOT)  # the script reads each pair's outputs relative to the repository
-    table = runpy.run_path("results/pairs/pairs.py")["table"]()
-    stale = [
-        page for page in ("README.md", "results/pairs/pairs.md") if table not in (ROOT / page).read_text()
+@functools.cache
+def generator(module: str):
+    """A module of docs/generate (the package the pages' generated figures come from)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return importlib.import_module(f"docs.generate.{module}")
+
+
+def test_every_generated_figure_is_what_the_committed_files_give() -> None:
+    """Every block of README.md, docs/*.md and results/**/README.md, every figure cited from a file and the
+    three pairs' plotted data, as `python -m docs.generate` would write them from the files now."""
+    problems = generator("run").run(write=False)
+    assert not problems, "\n".join(problems) + "\nrun `make docs` (python -m docs.generate) and commit"
+    assert (ROOT / "results" / "pairs" / "pairs.png").is_file(), "no results/pairs/pairs.png: run make docs"
+
+
+def test_the_pages_hold_generated_blocks_and_citations() -> None:
+    """The check has something to check: the README's results and serving commands are generated."""
+    readme = (ROOT / "README.md").read_text()
+    for name in ("pairs-summary", "serve", "timing-latest"):
+        assert f"<!-- generated: {name}" in readme, f"README.md has no generated {name} block"
+    cited = [
+        page
+        for page in generator("blocks").pages()
+        if generator("cite").CITATION.search((ROOT / page).read_text())
     ]
-    assert not stale, (
-        f"{stale} do not show the table of the committed outputs: run python results/pairs/pairs.py"
+    assert len(cited) > 5, f"only {cited} cite figures from files"
+
+
+def test_a_stale_block_is_found_and_rewritten() -> None:
+    """A block whose text is not what its writer gives now differs after rendering; a fresh one does not."""
+    blocks = generator("blocks")
+    text = "intro\n<!-- generated: serve metrics/arith/compare.json 1 gpu -->\nold command\n<!-- end: serve -->\n"
+    written, problems = blocks.render(Path("README.md"), text)
+    assert not problems and written != text and "vllm serve" in written
+    assert blocks.render(Path("README.md"), written) == (written, [])
+    _, problems = blocks.render(
+        Path("README.md"), "<!-- generated: serve metrics/arith/compare.json 1 gpu -->\n"
     )
+    assert problems, "a block without its end marker went unnoticed"
+    _, problems = blocks.render(Path("README.md"), "<!-- generated: nothing -->\nx\n<!-- end: nothing -->\n")
+    assert problems, "a block of no writer went unnoticed"
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "fine"),
+    [
+        ("56.3%", 0.5634, True),
+        ("**56.3%**", 0.5634, True),
+        ("56.4%", 0.5634, False),
+        ("0.961", 0.961219, True),
+        ("0.96", 0.961219, True),
+        ("0.97", 0.961219, False),
+        ("2,395", 2395, True),
+        ("5.5 [1.5, 10.0]", {"value": 0.055, "low": 0.015, "high": 0.1}, True),
+        ("5.5 [1.5, 11.0]", {"value": 0.055, "low": 0.015, "high": 0.1}, False),
+        ("1.05x [1.02, 1.09]", {"point": 1.053, "low": 1.018, "high": 1.091, "verdict": "faster"}, True),
+        ("-7.8% [-11.7, -3.3]", {"point": -7.78, "low": -11.67, "high": -3.27}, True),
+        ("[40.7, 47.6]", [0.4072, 0.4759], True),
+        ("no figure", 0.5, False),
+    ],
+)
+def test_a_cited_figure_must_be_what_its_file_holds(text: str, value: object, fine: bool) -> None:
+    assert (generator("cite").mismatch(text, value) is None) is fine
+
+
+def _own_lines(path: Path) -> list[str]:
+    """The page's lines outside its generated blocks."""
+    return generator("blocks").BLOCK.sub("", path.read_text()).splitlines()
+
+
+def test_the_readme_fits_a_screen_and_a_half() -> None:
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= README_LINES, f"README.md has {len(lines)} lines, more than {README_LINES}"
+
+
+@pytest.mark.parametrize("path", DOCS[2:], ids=_name)
+def test_every_docs_page_opens_with_a_summary_and_stays_short(path: Path) -> None:
+    """Its title, then a paragraph of at most three lines; at most PAGE_LINES lines of its own."""
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("# ") and not lines[1].strip(), f"{_name(path)}: no title line first"
+    summary = [line for line in lines[2:] if line.strip()][:4]
+    first = lines[2:].index("") if "" in lines[2:] else len(lines) - 2
+    assert summary and 0 < first <= 3 and not summary[0].startswith(("|", "```", "<!--", "#", "-", "!")), (
+        f"{_name(path)}: the page does not open with a summary paragraph of at most three lines"
+    )
+    own = _own_lines(path)
+    assert len(own) <= PAGE_LINES, f"{_name(path)}: {len(own)} lines of its own, more than {PAGE_LINES}"
