@@ -37,7 +37,15 @@ SHARES = {
         ("tests/models/test_finetune_smollm2.py", "tests/models/test_gguf.py", "tests/test_real_pair.py"),
     ),
     "toy-engines": (
-        ("toy_target_greedy", "vllm_target_engine", "served_target", "vanilla_llm", "judge_llm", "mined_toy"),
+        (
+            "toy_target_greedy",
+            "vllm_target_engine",
+            "served_target",
+            "vanilla_llm",
+            "judge_llm",
+            "mined_toy",
+            "context_llm",
+        ),
         (
             "tests/decoding/test_speculative.py",
             "tests/engines/test_agreement.py",

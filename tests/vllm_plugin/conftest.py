@@ -127,14 +127,15 @@ def target_head_path(mined_toy, toy_pair, params, tmp_path_factory) -> Path:
     return train_head(toy_pair, params, mined_toy, tmp_path_factory.mktemp("target_head"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def context_head_path(mined_toy, toy_pair, params, tmp_path_factory) -> Path:
     return train_head(toy_pair, params, mined_toy, tmp_path_factory.mktemp("context_head"), context=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def context_llm(repo, params, context_head_path):
-    """The plugin on with the context head as a file, served by ``rule: judge`` (shut down with its module)."""
+    """The plugin on with the context head as a file, served by ``rule: judge``. A session fixture: shutting
+    an in-process engine down tears down vLLM's parallel groups that the session's other engines use."""
     llm = _engine(repo, params, {"rule": "judge", "judge_head": str(context_head_path)})
     yield llm
     llm.llm_engine.engine_core.shutdown()
