@@ -53,11 +53,11 @@ def timing(page: Path, job: str, cpu: str | None = None) -> str:
 
 @writer("timing-latest")
 def latest(page: Path, *jobs: str) -> str:
-    """A sentence per job (``make-test``, ``make-repro``): the log's latest timed run of it."""
+    """A sentence per job (``make-test``, ``make-repro``): the log's latest timed run of it that passed."""
     sentences = []
     for job in jobs:
         command = "make " + job.removeprefix("make-")
-        row = _rows(command)[-1]
+        row = [row for row in _rows(command) if "failed" not in row["result"]][-1]
         sentences.append(
             f"The latest timed `{command}` took **{row['minutes']} minutes** "
             f"({row['commit']}, {row['date']}, 2 cores, {row['cpu']})."
