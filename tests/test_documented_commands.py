@@ -246,11 +246,47 @@ def test_the_documented_command_works_as_typed(page: str, command: str, recommen
         pytest.fail(f"{page}: `{command}`: {error}")
 
 
-def test_every_gpu_command_a_comparison_prints_gets_the_judge_runner_on_cuda(recommended: set[str]) -> None:
+def with_stand_in_head(words: list[str], directory: Path) -> tuple[list[str], Path]:
+    """A printed command and where to check it: as printed, from the repository, unless its ``judge_head`` is
+    a pipeline output (``heads/<task>/...``) that a clean checkout lacks; then from ``directory``, holding the
+    repository's models and at that path a stand-in head of the served target (its digest in the command),
+    so that every other key is checked as printed."""
+    import torch
+
+    from autojudge.features.spec import FeatureSpec
+    from autojudge.heads.artifact import JudgeHead
+    from autojudge.models.tokenizer import load_tokenizer, tokenizer_hash
+    from autojudge.vllm_plugin.heads import hidden_size
+    from autojudge.vllm_plugin.pinning import file_sha256
+
+    flag = words.index("--additional-config")
+    config = json.loads(words[flag + 1])
+    head = config["autojudge"].get("judge_head")
+    if head is None or head.startswith("models:/") or (ROOT / head).exists():
+        return words, ROOT
+    assert head.startswith("heads/"), (
+        f"a printed head that is neither registered nor a pipeline output: {head}"
+    )
+    target = ROOT / words[2]  # vllm serve <target>
+    size = hidden_size(target)
+    digest = tokenizer_hash(load_tokenizer(target, "target"))
+    stand_in = JudgeHead(
+        torch.zeros(size), 0.0, 0.5, FeatureSpec("target", size, size), "stand-in", "task", digest
+    )
+    (directory / "models").symlink_to(ROOT / "models")
+    stand_in.save(directory / head)
+    config["autojudge"]["judge_head_sha256"] = file_sha256(directory / head)
+    return [*words[: flag + 1], json.dumps(config), *words[flag + 2 :]], directory
+
+
+def test_every_gpu_command_a_comparison_prints_gets_the_judge_runner_on_cuda(
+    recommended: set[str], tmp_path: Path
+) -> None:
     gpu = sorted(c for c in recommended if c.startswith("vllm serve "))
     assert gpu, "no committed plots/<task>/compare.md prints a GPU command"
-    for command in gpu:
-        check_gpu_command(shlex.split(command), ROOT)
+    for index, command in enumerate(gpu):
+        (tmp_path / str(index)).mkdir()
+        check_gpu_command(*with_stand_in_head(shlex.split(command), tmp_path / str(index)))
 
 
 @pytest.mark.parametrize(
