@@ -173,9 +173,12 @@ def mean_accepted(results) -> float:
     return sum(len(r.tokens) for r in results) / sum(r.target_passes for r in results)
 
 
-def assert_served_as_measured(label: str, ours, exact, reference, examples, task, tokenizer) -> str:
+def assert_served_as_measured(
+    label: str, ours, exact, reference, examples, task, tokenizer, min_identical: float = 0.0
+) -> str:
     """The plugin's results ``ours`` agree with the reference engine's ``reference`` (accuracy and MAT within
-    the tolerances above), both accepted mismatches and beat vLLM's exact SD (``exact``); the report."""
+    the tolerances above, at least ``min_identical`` of the responses token for token), both accepted
+    mismatches and beat vLLM's exact SD (``exact``); the report."""
 
     def accuracy(responses) -> float:
         texts = [tokenizer.decode(tokens, skip_special_tokens=True) for tokens in responses]
@@ -198,4 +201,5 @@ def assert_served_as_measured(label: str, ours, exact, reference, examples, task
     assert mean_accepted(ours) > mean_accepted(exact), f"vLLM accepted no mismatch: {report}"
     assert abs(vllm_accuracy - reference_accuracy) <= AGREEMENT_ACCURACY_TOLERANCE, report
     assert abs(mean_accepted(ours) - reference_mat) <= AGREEMENT_MAT_TOLERANCE * reference_mat, report
+    assert same >= min_identical * len(ours), report
     return report

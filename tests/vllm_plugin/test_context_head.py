@@ -16,6 +16,7 @@ pytestmark = pytest.mark.slow
 
 AGREEMENT_PROBLEMS = 60  # of the test split, compared with the reference engine
 LOSSLESS_PROBLEMS = 100  # of the test split, at threshold 0 against target greedy
+IDENTICAL = 0.9  # share of responses vLLM and the reference engine must emit token for token (60 of 60 seen)
 
 
 def test_the_context_head_at_threshold_0_emits_target_greedy(
@@ -44,4 +45,8 @@ def test_the_context_head_at_its_threshold_agrees_with_the_reference_engine(
     reference = reference_decode(toy_pair, prompts, JudgeRule(head), params.decoding.window, max_new)
 
     label = f"context head ({'+'.join(head.features.groups)}, t={head.threshold:.4g})"
-    assert_served_as_measured(label, ours, exact, reference, examples, arith_task, toy_pair.tokenizer)
+    # token for token on almost every response: a head fed one wrong feature group (the reading state as the
+    # predicting one) still lands within the accuracy and MAT tolerances, with 35 of 60 responses identical
+    assert_served_as_measured(
+        label, ours, exact, reference, examples, arith_task, toy_pair.tokenizer, min_identical=IDENTICAL
+    )
