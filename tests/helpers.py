@@ -203,3 +203,22 @@ def assert_served_as_measured(
     assert abs(mean_accepted(ours) - reference_mat) <= AGREEMENT_MAT_TOLERANCE * reference_mat, report
     assert same >= min_identical * len(ours), report
     return report
+
+
+def head_agreement_decodes(llm, head_path: Path, pair, task, params, problems: int) -> tuple:
+    """The first ``problems`` test problems decoded by the plugin engine ``llm`` (its own head, at its
+    threshold), by it with rule exact, and by the reference engine with the head at ``head_path``; with
+    the examples: what ``assert_served_as_measured`` compares."""
+    from autojudge.heads.artifact import load_head
+    from autojudge.models.prompts import encode_prompt
+    from autojudge.rules.acceptance import JudgeRule
+    from autojudge.vllm_plugin.engine import decode
+
+    head = load_head(head_path)
+    examples = task.load_split("test", problems)
+    prompts = [encode_prompt(pair.tokenizer, task.build_prompt(e)) for e in examples]
+    max_new = params.decoding.max_new_tokens
+    ours = decode(llm, prompts, max_new, pair.eos_token_ids)
+    exact = decode(llm, prompts, max_new, pair.eos_token_ids, override={"rule": "exact"})
+    reference = reference_decode(pair, prompts, JudgeRule(head), params.decoding.window, max_new)
+    return head, examples, ours, exact, reference

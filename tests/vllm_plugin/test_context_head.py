@@ -5,11 +5,9 @@ verification step itself, as the features stage computed them for its training."
 from __future__ import annotations
 
 import pytest
-from helpers import assert_served_as_measured, reference_decode
+from helpers import assert_served_as_measured, head_agreement_decodes
 
 from autojudge.heads.artifact import load_head
-from autojudge.models.prompts import encode_prompt
-from autojudge.rules.acceptance import JudgeRule
 from autojudge.vllm_plugin.engine import decode
 
 pytestmark = pytest.mark.slow
@@ -36,14 +34,9 @@ def test_the_context_head_at_threshold_0_emits_target_greedy(
 def test_the_context_head_at_its_threshold_agrees_with_the_reference_engine(
     context_llm, context_head_path, toy_pair, arith_task, params
 ):
-    head = load_head(context_head_path)
-    examples = arith_task.load_split("test", AGREEMENT_PROBLEMS)
-    prompts = [encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e)) for e in examples]
-    max_new = params.decoding.max_new_tokens
-    ours = decode(context_llm, prompts, max_new, toy_pair.eos_token_ids)
-    exact = decode(context_llm, prompts, max_new, toy_pair.eos_token_ids, override={"rule": "exact"})
-    reference = reference_decode(toy_pair, prompts, JudgeRule(head), params.decoding.window, max_new)
-
+    head, examples, ours, exact, reference = head_agreement_decodes(
+        context_llm, context_head_path, toy_pair, arith_task, params, AGREEMENT_PROBLEMS
+    )
     label = f"context head ({'+'.join(head.features.groups)}, t={head.threshold:.4g})"
     # token for token on almost every response: a head fed one wrong feature group (the reading state as the
     # predicting one) still lands within the accuracy and MAT tolerances, with 35 of 60 responses identical

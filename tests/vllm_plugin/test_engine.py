@@ -6,11 +6,9 @@ Engines and the judge head come from this folder's conftest (two engines for the
 from __future__ import annotations
 
 import pytest
-from helpers import assert_served_as_measured, mean_accepted, reference_decode
+from helpers import assert_served_as_measured, head_agreement_decodes, mean_accepted, reference_decode
 
-from autojudge.heads.artifact import load_head
 from autojudge.models.prompts import encode_prompt
-from autojudge.rules.acceptance import JudgeRule
 from autojudge.rules.fly import FlyRule
 from autojudge.vllm_plugin.engine import decode
 
@@ -47,15 +45,10 @@ def test_exact_and_judge_at_zero_equal_vanilla_sd_and_target_greedy(
 def test_judge_at_the_head_threshold_agrees_with_the_reference_engine(
     judge_llm, toy_pair, arith_task, params, target_head_path
 ):
-    head = load_head(target_head_path)
-    examples = arith_task.load_split("test", AGREEMENT_PROBLEMS)
-    prompts = [encode_prompt(toy_pair.tokenizer, arith_task.build_prompt(e)) for e in examples]
-    max_new = params.decoding.max_new_tokens
-    ours = decode(judge_llm, prompts, max_new, toy_pair.eos_token_ids)
-
-    generations = reference_decode(toy_pair, prompts, JudgeRule(head), params.decoding.window, max_new)
-    exact = decode(judge_llm, prompts, max_new, toy_pair.eos_token_ids, override={"rule": "exact"})
-    assert_served_as_measured("judge", ours, exact, generations, examples, arith_task, toy_pair.tokenizer)
+    _, examples, ours, exact, reference = head_agreement_decodes(
+        judge_llm, target_head_path, toy_pair, arith_task, params, AGREEMENT_PROBLEMS
+    )
+    assert_served_as_measured("judge", ours, exact, reference, examples, arith_task, toy_pair.tokenizer)
 
 
 def test_fly_agrees_with_the_reference_engine(judge_llm, toy_pair, arith_task, params):
