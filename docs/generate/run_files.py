@@ -91,10 +91,17 @@ def _selfjudge(root: Path, data: dict) -> str:
 
 
 def _compare(root: Path, data: dict, task: str) -> str:
+    ceiling = data.get("ceiling")
+    perfect = (
+        f"; a perfect judge on the first {ceiling['problems']} validation problems: "
+        f"**{interval(ceiling['ratio'], unit='x')}** exact SD's MAT"
+        if ceiling
+        else ""
+    )
     return (
         f"each method's acceptance rate searched per budget on {data['protocol']['validation_examples']} "
         f"validation problems; the chosen points on {data['splits']['test']['examples']} test problems "
-        f"(W = {data['protocol']['window']}), per-problem results"
+        f"(W = {data['protocol']['window']}), per-problem results{perfect}"
     )
 
 
