@@ -16,7 +16,8 @@ STAGE = re.compile(r"^\s+(\d\d:\d\d:\d\d) Running stage '([^']+)'")
 START = re.compile(r"^resume/start repro (.+)$")
 RERUN = re.compile(r"^# code and params of (\w+): stages whose inputs changed, rerun (.+)$")
 END = re.compile(r"^end\s+(.+?)\s+\(dvc repro exit status (\d+)\)")
-KILLED = re.compile(r"^killed\s+(.+?)\s+\(")
+KILLED = re.compile(r"^killed\s+(.+?)\s+\((.*)\)")
+RESUMES = "resumes from its checkpoints"  # in a killed line: the stage kept its work (else it restarts)
 DATE = "%a %b %d %H:%M:%S UTC %Y"
 
 
@@ -29,10 +30,11 @@ class Invocation:
     end: datetime | None = None
     stages: list[tuple[str, datetime]] = field(default_factory=list)
     killed: bool = False
+    resumed: bool = False  # the killed stage resumed from its checkpoints instead of starting again
 
     def minutes(self) -> list[tuple[str, float]]:
         """Each stage's minutes: from its start to the next stage's, the last one to the invocation's end
-        (marked interrupted, its work lost, when the invocation was killed)."""
+        (marked interrupted when the invocation was killed)."""
         ends = [start for _, start in self.stages[1:]] + [self.end]
         rows = [
             (name, (end - start).total_seconds() / 60)
@@ -40,12 +42,13 @@ class Invocation:
         ]
         if self.killed:
             name, minutes = rows[-1]
-            rows[-1] = (f"{name} (interrupted: the session ended)", minutes)
+            then = "resumed from its checkpoints" if self.resumed else "started again"
+            rows[-1] = (f"{name} (interrupted: the session ended; {then})", minutes)
         return rows
 
     def lost(self) -> float:
-        """Minutes of the interrupted stage, redone on resuming (0 for an invocation that ended)."""
-        return self.minutes()[-1][1] if self.killed else 0.0
+        """Minutes of an interrupted stage that started again (0 for one that resumed, or no interruption)."""
+        return self.minutes()[-1][1] if self.killed and not self.resumed else 0.0
 
     def total(self) -> float:
         return (self.end - self.start).total_seconds() / 60
@@ -64,6 +67,7 @@ def invocations(log: str) -> list[Invocation]:
             found[-1].end = datetime.strptime(match[1], DATE)
         elif (match := KILLED.match(line)) and found:
             found[-1].end, found[-1].killed = datetime.strptime(match[1], DATE), True
+            found[-1].resumed = RESUMES in match[2]
         elif match := STAGE.match(line):
             times.append(line)
     for line in times:
@@ -99,9 +103,11 @@ def run_minutes(page: Path, root: str) -> str:
     )
     if lost:
         lines.append(
-            f"\n{lost:.1f} of those minutes were an interrupted stage's, redone on resuming: "
+            f"\n{lost:.1f} of those minutes were an interrupted stage's, started again on resuming: "
             f"an uninterrupted run takes about **{total - lost:.1f} minutes** on that host."
         )
+    if any(part.resumed for part in parts):
+        lines.append("\nA stage that resumed from its checkpoints: its two rows add up to its minutes.")
     for rerun in reruns:
         stages = ", ".join(f"{name} {minutes:.1f}" for name, minutes in rerun.minutes())
         lines.append(f"\n{rerun.label.capitalize()} ({rerun.start:%Y-%m-%d}): {stages} minutes.")
