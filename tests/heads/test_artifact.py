@@ -68,6 +68,18 @@ def test_a_context_head_keeps_its_groups_and_token_classes(tmp_path):
         JudgeHead(torch.ones(spec.dimension), 0.0, 0.5, spec, "toy", "arith", "abc")
 
 
+def test_a_head_moved_to_a_device_takes_its_class_table_along():
+    """The engine's runner moves a head once; a step must never copy the class table from the host."""
+    spec = FeatureSpec("target", 4, 2, ("token_state", "token_classes"))
+    classes = torch.tensor([0, 1, 3, 2], dtype=torch.int8)
+    head = JudgeHead(torch.ones(spec.dimension, dtype=torch.float64), 0.0, 0.5, spec, "toy", "arith", "abc",
+                     token_class=classes)  # fmt: skip
+    moved = head.to("meta")
+    assert moved.weight.device.type == moved.token_class.device.type == "meta"
+    assert moved.weight.dtype == torch.float32 and moved.token_class.dtype == torch.int8
+    assert head.weight.device.type == head.token_class.device.type == "cpu"  # the loaded head is untouched
+
+
 def test_a_head_naming_an_unknown_feature_group_is_refused_by_file(tmp_path):
     path = _head("target").save(tmp_path)
     metadata = {

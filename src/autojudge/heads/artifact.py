@@ -12,7 +12,7 @@ out-of-fold bookkeeping name heads without the model stack.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -59,6 +59,16 @@ class JudgeHead:
             raise InputError(
                 f"judge head for pair {self.pair!r} reads token classes but holds no class table"
             )
+
+    def to(self, device: torch.device | str) -> JudgeHead:
+        """This head with its tensors on ``device``, as an engine holds it (float32 weight, the class table
+        beside it): no step copies them from the host."""
+        import torch
+
+        token_class = None if self.token_class is None else self.token_class.to(device)
+        return replace(
+            self, weight=self.weight.to(device=device, dtype=torch.float32), token_class=token_class
+        )
 
     def judge(self, inputs: FeatureInputs) -> torch.Tensor:
         """p(important) of each draft row, from what the verification step computed."""

@@ -183,17 +183,7 @@ def patch_rejection_sample() -> None:
     import torch
     from vllm.v1.sample import rejection_sampler as module
 
-    from autojudge.rules.acceptance import Window
-    from autojudge.rules.verdict import greedy_choice
-    from autojudge.rules.verification import (
-        accepted_rows,
-        greedy_verify,
-        lossy_allowed,
-        lossy_per_request,
-        mixed_verdict,
-        request_of_row,
-        tempered_draft_logits,
-    )
+    from autojudge.rules.verification import greedy_verify, request_of_row
     from autojudge.vllm_plugin.runner import UnhookedVerificationError
     from autojudge.vllm_plugin.step import ACTIVE
 
@@ -212,35 +202,13 @@ def patch_rejection_sample() -> None:
         draft, target_logits, cu = a["draft_token_ids"], a["target_logits"], a["cu_num_draft_tokens"]
         ctx.decided = True
         if metadata.all_greedy:
-            window = Window(
-                draft, target_logits, ctx.draft_logits, ctx.target_hidden, None, ctx.context_hidden,
-                cu_num_draft_tokens=cu,
-            )  # fmt: skip
-            accepted = accepted_rows(ctx.rules, ctx.rule_of_row, window, lossy_allowed(window, ctx.drafted))
-            ctx.lossy = lossy_per_request(draft, cu, accepted, window.natively_accepted)
-            bonus = a["bonus_token_ids"]
-            return greedy_verify(
-                draft, cu, a["max_spec_len"], target_logits, bonus, accepted, window.target_tokens
-            )
+            return ctx.decide_greedy(draft, target_logits, cu, a["max_spec_len"], a["bonus_token_ids"])
         row_temperature = metadata.temperature[request_of_row(cu, draft.shape[0])]
         sampled = row_temperature != module.GREEDY_TEMPERATURE
         uniform = draw_uniforms(draft.shape[0], a["num_draft_tokens"], metadata.generators, draft.device)
-        choice = greedy_choice(target_logits)
-        native, target_prob = mixed_verdict(draft, target_logits, choice, sampled, uniform, a["draft_probs"])
-        draft_logits = tempered_draft_logits(
-            ctx.draft_logits, torch.where(sampled, row_temperature, torch.ones_like(row_temperature))
+        accepted, choice, forced = ctx.decide_sampled(
+            draft, target_logits, cu, row_temperature, sampled, uniform, a["draft_probs"]
         )
-        window = Window(
-            draft, target_logits, draft_logits, ctx.target_hidden, None, ctx.context_hidden,
-            cu_num_draft_tokens=cu, native=native, sampled=sampled,
-        )  # fmt: skip
-        accepted = accepted_rows(
-            ctx.rules, ctx.rule_of_row, window, lossy_allowed(window, ctx.drafted, target_prob)
-        )
-        ctx.lossy = lossy_per_request(draft, cu, accepted, native)
-        # vLLM's kernel decides sampled rows again from the uniforms: u = 0 where the rule accepts, so it
-        # accepts them too (also where the float32 and float64 comparisons of a tie would differ)
-        forced = torch.where(sampled & accepted, torch.zeros_like(uniform), uniform)
         ours = None  # before vLLM's kernels run: they may write into their inputs
         if not metadata.all_random:
             ours = greedy_verify(

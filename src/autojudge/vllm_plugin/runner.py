@@ -302,8 +302,7 @@ def _load_head(runner: Any, config: PluginConfig) -> Any:
     target = runner.model_config
     head = load_checked_head(
         config.judge_head, target.model, target.get_hidden_size(), runner.speculative_config.method
-    )
-    head.weight = head.weight.to(device=runner.device, dtype=torch.float32)
+    ).to(runner.device)
     logger.info("autojudge: worker %d loaded judge head %s sha256 %s", os.getpid(), config.judge_head, sha)
     return head
 
