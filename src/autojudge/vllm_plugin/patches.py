@@ -15,8 +15,9 @@ vLLM offers no seam there:
   through the OpenAI server), before it reaches the engine.
 * ``vllm.v1.sample.rejection_sampler.rejection_sample`` (worker, enabled engines only): the
   decision. ``RejectionSampler.forward`` calls this module function after applying the sampling
-  constraints; while the judge runner's ``_sample`` has a step open, the rule decides, otherwise it is
-  vLLM's function unchanged. Greedy requests are verified by ``rules.verification.greedy_verify``. Sampled requests
+  constraints; while the judge runner's ``_sample`` has a step open, the rule decides (the step's
+  ``StepContext.decide_greedy`` or ``decide_sampled``, ``step.py``), otherwise it is vLLM's function
+  unchanged. Greedy requests are verified by ``rules.verification.greedy_verify``. Sampled requests
   stay with vLLM's kernel: the patch draws the step's uniforms as vLLM would (``generate_uniform_probs``,
   the same generators in the same order), takes the standard test's verdict u <= p(x) / q(x) from them,
   asks the rule, and hands vLLM the same uniforms with u = 0 where the rule accepts a rejected token
